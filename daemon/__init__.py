@@ -1,0 +1,1 @@
+"""Tsuzuri daemon: all input-method logic (composer, converter, engine, dictionary)."""

@@ -1,0 +1,205 @@
+"""Decoding on llama.cpp: a per-session decoder that keeps its prompt's KV between calls, and the
+deliberately naive reference that re-prefills every hypothesis from scratch.
+
+Sequence layout of a session's context (n_seq = 2 * beam capacity):
+  * seq 0 holds exactly the cached prompt between calls;
+  * during a beam search, live beams are slots [0, beam) and scratch slots [beam, 2*beam);
+  * in exact mode a free scratch slot pads single-row batches.
+"""
+
+from __future__ import annotations
+
+from typing import Collection
+
+import numpy as np
+
+from daemon.engine.native import Context, LlamaError, Model
+from daemon.engine.search import (MAX_BEAM, Hypothesis, beam_search, greedy_search, log_softmax,
+                                  permutation_plan)
+
+KV_HEADROOM_CELLS = 64
+BATCH_HEADROOM = 8
+PROMPT_BATCH = 96  # prompts longer than this are prefilled in several batches
+
+
+def kv_cells_needed(prompt_len: int, beam: int, max_new: int) -> int:
+    return prompt_len + 2 * beam * (max_new + 1) + KV_HEADROOM_CELLS
+
+
+def common_prefix_len(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class SessionDecoder:
+    """Greedy and KV-sharing beam search for one input session, reusing its previous prompt's KV.
+
+    Typing one more kana changes only the tail of the prompt, so only the tokens after the longest
+    common prefix with the previous prompt are decoded again.
+    """
+
+    def __init__(self, model: Model, n_threads: int = 2, exact: bool = False, beam_capacity: int = 8,
+                 prompt_capacity: int = 64, max_new_capacity: int = 40):
+        self.model = model
+        self.n_threads = n_threads
+        self.exact = exact
+        self._ctx: Context | None = None
+        self._capacity = (0, 0)  # (beam, cells) the current context was sized for
+        self._cached: list[int] = []  # the prompt whose KV seq 0 holds
+        self._cached_logprobs: np.ndarray | None = None  # next-token distribution after it
+        self._ensure_context(min(beam_capacity, MAX_BEAM),
+                             kv_cells_needed(prompt_capacity, beam_capacity, max_new_capacity))
+
+    # -- context management -------------------------------------------------------------------
+
+    def _ensure_context(self, beam: int, cells: int) -> Context:
+        cap_beam, cap_cells = self._capacity
+        if self._ctx is None or beam > cap_beam or cells > cap_cells:
+            if self._ctx is not None:
+                self._ctx.close()
+                self._ctx = None
+            self._forget_prompt()
+            beam, cells = max(beam, cap_beam), max(cells, cap_cells)
+            n_seq = 2 * beam
+            n_batch = max(PROMPT_BATCH, n_seq) + BATCH_HEADROOM
+            self._ctx = Context(self.model, n_ctx=max(cells, n_batch), n_seq=n_seq, n_batch=n_batch,
+                                n_threads=self.n_threads, exact=self.exact)
+            self._capacity = (beam, cells)
+        return self._ctx
+
+    def _forget_prompt(self) -> None:
+        self._cached = []
+        self._cached_logprobs = None
+        if self._ctx is not None:
+            self._ctx.clear()
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.close()
+            self._ctx = None
+
+    # -- prompt ---------------------------------------------------------------------------------
+
+    def prefill(self, prompt: list[int]) -> np.ndarray:
+        """Make seq 0 hold `prompt`; return the next-token log-probabilities after it."""
+        if not prompt:
+            raise LlamaError("empty prompt")
+        ctx = self._ctx
+        common = common_prefix_len(self._cached, prompt)
+        if common == len(prompt) == len(self._cached) and self._cached_logprobs is not None:
+            return self._cached_logprobs
+        start = min(common, len(prompt) - 1)  # at least the last token, for its logits
+        self._cached_logprobs = None
+        try:
+            ctx.seq_rm(0, start, -1)
+            self._cached = prompt[:start]
+            logits = None
+            for begin in range(start, len(prompt), PROMPT_BATCH):
+                chunk = prompt[begin:begin + PROMPT_BATCH]
+                last = begin + len(chunk) == len(prompt)
+                logits = ctx.decode(chunk, list(range(begin, begin + len(chunk))), [0] * len(chunk),
+                                    [last and i == len(chunk) - 1 for i in range(len(chunk))], pad_seq=1)
+                self._cached = prompt[:begin + len(chunk)]
+        except LlamaError:
+            self._forget_prompt()
+            raise
+        self._cached_logprobs = log_softmax(logits[0])
+        return self._cached_logprobs
+
+    def _restore_prompt_only(self, prompt_len: int) -> None:
+        """After a search: only seq 0, trimmed back to the prompt, stays in the cache."""
+        ctx = self._ctx
+        try:
+            if ctx.seq_pos_max(0) >= prompt_len - 1:
+                ctx.seq_keep(0)
+                ctx.seq_rm(0, prompt_len, -1)
+                return
+        except LlamaError:
+            pass
+        self._forget_prompt()  # seq 0 lost the prompt: the next call re-prefills
+
+    # -- searches -------------------------------------------------------------------------------
+
+    def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int]) -> Hypothesis:
+        ctx = self._ensure_context(1, kv_cells_needed(len(prompt), 1, max_new))
+        first = self.prefill(prompt)
+        pos = len(prompt)
+
+        def advance(token: int) -> np.ndarray:
+            nonlocal pos
+            logits = ctx.decode([token], [pos], [0], [True], pad_seq=1)
+            pos += 1
+            return log_softmax(logits[0])
+
+        try:
+            return greedy_search(first, advance, max_new, stop_tokens)
+        finally:
+            self._restore_prompt_only(len(prompt))
+
+    def beam(self, prompt: list[int], beam: int, max_new: int,
+             stop_tokens: Collection[int]) -> list[Hypothesis]:
+        beam = min(max(beam, 1), MAX_BEAM)
+        ctx = self._ensure_context(beam, kv_cells_needed(len(prompt), beam, max_new))
+        first = self.prefill(prompt)
+        depth = 0
+
+        def advance(parents: list[int], tokens: list[int]) -> np.ndarray:
+            nonlocal depth
+            for op, a, b in permutation_plan(parents, beam):
+                if op == "cp":
+                    ctx.seq_cp(a, b)
+                else:
+                    ctx.seq_rm(a)
+            pos = len(prompt) + depth
+            depth += 1
+            n = len(tokens)
+            # The first scratch slot is empty after the permutation: it pads a lone row.
+            return log_softmax(ctx.decode(tokens, [pos] * n, list(range(n)), [True] * n, pad_seq=beam))
+
+        try:
+            return beam_search(first, advance, beam, max_new, stop_tokens)
+        finally:
+            self._restore_prompt_only(len(prompt))
+
+
+class ReferenceDecoder:
+    """The naive reference: every hypothesis re-prefilled from an empty cache at every step."""
+
+    def __init__(self, model: Model, n_threads: int = 2, exact: bool = True, n_ctx: int = 512):
+        self.model = model
+        self._ctx = Context(model, n_ctx=n_ctx, n_seq=2, n_batch=n_ctx, n_threads=n_threads, exact=exact)
+
+    def _next_logprobs(self, tokens: list[int]) -> np.ndarray:
+        ctx = self._ctx
+        ctx.clear()
+        n = len(tokens)
+        logits = ctx.decode(tokens, list(range(n)), [0] * n, [i == n - 1 for i in range(n)], pad_seq=1)
+        return log_softmax(logits[0])
+
+    def beam(self, prompt: list[int], beam: int, max_new: int,
+             stop_tokens: Collection[int]) -> list[Hypothesis]:
+        sequences = [list(prompt)]
+
+        def advance(parents: list[int], tokens: list[int]) -> np.ndarray:
+            nonlocal sequences
+            sequences = [sequences[p] + [t] for p, t in zip(parents, tokens)]
+            return np.stack([self._next_logprobs(s) for s in sequences])
+
+        return beam_search(self._next_logprobs(prompt), advance, min(beam, MAX_BEAM), max_new,
+                           stop_tokens)
+
+    def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int]) -> Hypothesis:
+        sequence = list(prompt)
+
+        def advance(token: int) -> np.ndarray:
+            sequence.append(token)
+            return self._next_logprobs(sequence)
+
+        return greedy_search(self._next_logprobs(prompt), advance, max_new, stop_tokens)
+
+    def close(self) -> None:
+        self._ctx.close()

@@ -1,0 +1,277 @@
+"""The conversion engine: a GGUF model loaded on a background thread, converting katakana readings
+with left context into ranked candidates. It knows nothing of D-Bus or of input sessions' keys.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+import weakref
+from dataclasses import dataclass, replace
+from enum import Enum
+from pathlib import Path
+from typing import Callable
+
+from daemon.engine.decoder import SessionDecoder
+from daemon.engine.native import LlamaError, Model
+from daemon.engine.prompts import MARKERS, Prompt, build_prompt
+from daemon.engine.registry import ModelEntry, RegistryError, resolve_model
+from daemon.engine.search import MAX_BEAM, Hypothesis
+from daemon.kana import to_hiragana, to_katakana
+
+CHUNK_KANA = 30
+MAX_READING_CHARS = 4096
+MAX_NEW_CAP = 64
+_CHUNK_END = re.compile(r"[^、。，．！？!?]*[、。，．！？!?]*")
+
+
+class ModelState(str, Enum):
+    NONE = "none"
+    LOADING = "loading"
+    READY = "ready"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    state: ModelState
+    model: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    score: float  # log-probability under the model; fallbacks rank below every model candidate
+    source: str  # "model" | "reading"
+
+
+class EngineUnavailable(RuntimeError):
+    """No model is ready (none configured, still loading, or failed)."""
+
+
+def clean_text(text: str) -> str:
+    """Drop what cannot be part of a reading or context: control characters, lone surrogates, markers."""
+    return "".join(ch for ch in text
+                   if ch not in MARKERS and unicodedata.category(ch) not in ("Cc", "Cs"))
+
+
+def split_reading(reading: str, limit: int = CHUNK_KANA) -> list[str]:
+    """Cut a long reading into chunks of at most `limit` characters, preferably after punctuation."""
+    pieces = []
+    for piece in _CHUNK_END.findall(reading):
+        pieces += [piece[i:i + limit] for i in range(0, len(piece), limit)]
+    chunks: list[str] = []
+    for piece in pieces:
+        if chunks and len(chunks[-1]) + len(piece) <= limit:
+            chunks[-1] += piece
+        elif piece:
+            chunks.append(piece)
+    return chunks
+
+
+def prompt_tokens(model: Model, prompt: Prompt) -> list[int]:
+    """Markers as control tokens; user text with parse_special off (its markers were already removed)."""
+    ids: list[int] = []
+    for text, is_marker in prompt.parts:
+        ids += model.tokenize(text, special=is_marker)
+    return ids
+
+
+def stop_tokens(model: Model) -> frozenset[int]:
+    """End-of-generation tokens, and the markers: a model starting a new prompt section is done."""
+    stops = {t for t in range(model.n_vocab) if model.is_end_of_generation(t)}
+    for marker in MARKERS:
+        ids = model.tokenize(marker, special=True)
+        if len(ids) == 1:
+            stops.add(ids[0])
+    return frozenset(stops)
+
+
+@dataclass
+class _LoadedModel:
+    model: Model
+    entry: ModelEntry
+    stop_tokens: frozenset[int]
+
+
+class Engine:
+    """Owns the model. All llama.cpp work is serialised by one lock: contexts share the CPU anyway."""
+
+    def __init__(self, n_threads: int = 2, exact: bool = False, beam_capacity: int = 8,
+                 on_status: Callable[[EngineStatus], None] | None = None):
+        self.n_threads = n_threads
+        self.exact = exact
+        self.beam_capacity = beam_capacity
+        self._on_status = on_status
+        self._lock = threading.Lock()
+        self._loaded: _LoadedModel | None = None
+        self._status = EngineStatus(ModelState.NONE)
+        self._ready = threading.Event()
+        self._default_session: ConversionSession | None = None
+        self._sessions: weakref.WeakSet[ConversionSession] = weakref.WeakSet()
+
+    # -- loading --------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> EngineStatus:
+        return self._status
+
+    def _set_status(self, status: EngineStatus) -> None:
+        self._status = status
+        if status.state in (ModelState.READY, ModelState.FAILED):
+            self._ready.set()
+        else:
+            self._ready.clear()
+        if self._on_status is not None:
+            self._on_status(status)
+
+    def load(self, model: str | Path, prompt_format: str | None = None) -> threading.Thread:
+        """Start loading a registered model name or a GGUF path on a background thread."""
+        name = str(model)
+        self._set_status(EngineStatus(ModelState.LOADING, name))
+        thread = threading.Thread(target=self._load, args=(name, prompt_format), name="tsuzuri-model-load",
+                                  daemon=True)
+        thread.start()
+        return thread
+
+    def _load(self, name: str, prompt_format: str | None) -> None:
+        try:
+            path, entry = resolve_model(name)
+            model = Model(path)
+            fmt = prompt_format or (model.prompt_format if entry.source == "local" else None)
+            if fmt:
+                build_prompt(fmt, "", "")  # raises on an unknown format
+                entry = replace(entry, format=fmt)
+            loaded = _LoadedModel(model, entry, stop_tokens(model))
+        except (LlamaError, RegistryError, ValueError, OSError) as exc:
+            with self._lock:
+                self._drop_model()
+            self._set_status(EngineStatus(ModelState.FAILED, name, str(exc)))
+            return
+        with self._lock:
+            self._drop_model()
+            self._loaded = loaded
+        self._set_status(EngineStatus(ModelState.READY, name))
+
+    def _drop_model(self) -> None:
+        """Free the model; called with the lock held. Contexts must go before the weights they use."""
+        if self._loaded is not None:
+            for session in list(self._sessions):
+                session._close_decoder()
+            self._loaded.model.close()
+            self._loaded = None
+
+    def wait(self, timeout: float | None = None) -> EngineStatus:
+        self._ready.wait(timeout)
+        return self._status
+
+    @property
+    def model_info(self) -> dict:
+        loaded = self._loaded
+        if loaded is None:
+            return {}
+        return {"name": loaded.entry.name, "format": loaded.entry.format, "params": loaded.model.n_params,
+                "path": str(loaded.model.path)}
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop_model()
+
+    # -- conversion -----------------------------------------------------------------------------
+
+    def session(self) -> ConversionSession:
+        """A conversion session: its own KV state, so its next keystroke reuses its prompt prefix."""
+        session = ConversionSession(self)
+        self._sessions.add(session)
+        return session
+
+    def convert(self, reading: str, context: str = "", n: int = 1,
+                session: ConversionSession | None = None) -> list[Candidate]:
+        """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1,
+        beam search of width n otherwise), then the reading itself in hiragana and katakana."""
+        if session is None:
+            if self._default_session is None:
+                self._default_session = self.session()
+            session = self._default_session
+        return session.convert(reading, context, n)
+
+
+
+class ConversionSession:
+    def __init__(self, engine: Engine):
+        self._engine = engine
+        self._decoder: SessionDecoder | None = None
+        self._decoder_model: Model | None = None
+
+    def _decoder_for(self, loaded: _LoadedModel) -> SessionDecoder:
+        if self._decoder is None or self._decoder_model is not loaded.model:
+            self._close_decoder()
+            self._decoder = SessionDecoder(loaded.model, n_threads=self._engine.n_threads,
+                                           exact=self._engine.exact,
+                                           beam_capacity=self._engine.beam_capacity)
+            self._decoder_model = loaded.model
+        return self._decoder
+
+    def convert(self, reading: str, context: str = "", n: int = 1) -> list[Candidate]:
+        if not isinstance(reading, str) or not isinstance(context, str):
+            raise TypeError("reading and context must be strings")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"n must be a positive integer, not {n!r}")
+        reading, context = clean_text(reading), clean_text(context)
+        if len(reading) > MAX_READING_CHARS:
+            raise ValueError(f"reading of {len(reading)} characters exceeds {MAX_READING_CHARS}")
+        if not reading:
+            return []
+        engine = self._engine
+        with engine._lock:
+            loaded = engine._loaded
+            if loaded is None:
+                raise EngineUnavailable(f"no model ready ({engine.status.state.value}"
+                                        f"{': ' + engine.status.reason if engine.status.reason else ''})")
+            decoder = self._decoder_for(loaded)
+            chunks = split_reading(reading)
+            prefix, prefix_score = "", 0.0
+            for chunk in chunks[:-1]:
+                best = self._search(loaded, decoder, chunk, context + prefix, 1)[0]
+                prefix += loaded.model.detokenize(list(best.tokens)).strip() or chunk
+                prefix_score += best.score
+            hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, min(n, MAX_BEAM))
+        return self._candidates(loaded, hypotheses, prefix, prefix_score, reading)
+
+    def _search(self, loaded: _LoadedModel, decoder: SessionDecoder, reading: str, context: str,
+                width: int) -> list[Hypothesis]:
+        prompt = prompt_tokens(loaded.model, build_prompt(loaded.entry.format, reading, context,
+                                                          loaded.entry.context_chars))
+        max_new = min(len(loaded.model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP)
+        if width == 1:
+            return [decoder.greedy(prompt, max_new, loaded.stop_tokens)]
+        return decoder.beam(prompt, width, max_new, loaded.stop_tokens)
+
+    @staticmethod
+    def _candidates(loaded: _LoadedModel, hypotheses: list[Hypothesis], prefix: str, prefix_score: float,
+                    reading: str) -> list[Candidate]:
+        candidates: list[Candidate] = []
+        seen = set()
+        for hyp in hypotheses:
+            text = prefix + loaded.model.detokenize(list(hyp.tokens)).strip()
+            if text and text not in seen:
+                seen.add(text)
+                candidates.append(Candidate(text, prefix_score + hyp.score, "model"))
+        floor = min((c.score for c in candidates), default=0.0)
+        for i, kana in enumerate((to_hiragana(reading), to_katakana(reading))):
+            if kana not in seen:
+                seen.add(kana)
+                candidates.append(Candidate(kana, floor - 1000.0 * (i + 1), "reading"))
+        return candidates
+
+    def _close_decoder(self) -> None:  # with the engine lock held
+        if self._decoder is not None:
+            self._decoder.close()
+            self._decoder = None
+            self._decoder_model = None
+
+    def close(self) -> None:
+        with self._engine._lock:
+            self._close_decoder()

@@ -1,0 +1,118 @@
+"""Beam-search bookkeeping, independent of how logits are computed (pure, directly tested).
+
+The search asks a backend to `advance(parents, tokens)`: hypothesis j of the next step extends live
+hypothesis parents[j] by tokens[j]; the backend returns one row of next-token log-probabilities per new
+hypothesis. The KV-sharing backend and the naive re-prefill reference implement the same contract, so
+they can be compared candidate for candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Collection
+
+import numpy as np
+
+MAX_BEAM = 128  # live + scratch slots must stay within llama.cpp's 256 sequences
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    tokens: tuple[int, ...]
+    score: float  # sum of token log-probabilities (no length normalisation)
+    finished: bool
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise log-softmax in float64 (scores are summed over many steps)."""
+    x = logits.astype(np.float64)
+    x -= x.max(axis=-1, keepdims=True)
+    x -= np.log(np.exp(x).sum(axis=-1, keepdims=True))
+    return x
+
+
+def top_expansions(scores: np.ndarray, logprobs: np.ndarray, per_row: int,
+                   keep: int) -> list[tuple[int, int, float]]:
+    """The `keep` best (parent, token, score) over the top `per_row` tokens of each row.
+
+    Order is deterministic: higher score first, then lower parent, then lower token id.
+    """
+    per_row = min(per_row, logprobs.shape[1])
+    candidates = []
+    for parent, (base, row) in enumerate(zip(scores, logprobs)):
+        top = np.argpartition(-row, per_row - 1)[:per_row] if per_row < row.size else np.arange(row.size)
+        candidates.extend((parent, int(t), float(base + row[t])) for t in top)
+    candidates.sort(key=lambda c: (-c[2], c[0], c[1]))
+    return candidates[:keep]
+
+
+def permutation_plan(parents: list[int], beam: int) -> list[tuple[str, int, int]]:
+    """KV operations that put a copy of live slot parents[j] into live slot j.
+
+    Live slots are [0, beam), scratch slots [beam, 2*beam). Copying through scratch makes any
+    mapping safe, including one parent feeding several children and a parent that is itself a
+    destination. Ops: ("rm", seq, -1) and ("cp", src, dst).
+    """
+    if len(parents) > beam or any(not 0 <= p < beam for p in parents):
+        raise ValueError(f"parents {parents} do not fit {beam} live slots")
+    ops: list[tuple[str, int, int]] = []
+    for j, parent in enumerate(parents):
+        ops += [("rm", beam + j, -1), ("cp", parent, beam + j)]
+    ops += [("rm", slot, -1) for slot in range(beam)]
+    for j in range(len(parents)):
+        ops += [("cp", beam + j, j), ("rm", beam + j, -1)]
+    return ops
+
+
+def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[int]], np.ndarray],
+                beam: int, max_new: int, stop_tokens: Collection[int]) -> list[Hypothesis]:
+    """Beam search from the prompt's next-token distribution; best first, at most `beam` results.
+
+    Each step expands the top max(beam, 4) tokens of every live hypothesis and keeps the `beam` best;
+    an expansion ending in a stop token is finished (stop token dropped). The search stops early
+    once `beam` hypotheses are finished and the best live one scores below the best finished one
+    (scores only decrease).
+    """
+    if not 1 <= beam <= MAX_BEAM:
+        raise ValueError(f"beam {beam} outside 1..{MAX_BEAM}")
+    if max_new < 1:
+        return []
+    per_row = max(beam, 4)
+    live: list[Hypothesis] = []
+    finished: list[Hypothesis] = []
+    expansions = top_expansions(np.zeros(1), first_logprobs[None, :], per_row, beam)
+    for depth in range(max_new):
+        next_live, parents = [], []
+        for parent, token, score in expansions:
+            prefix = live[parent].tokens if live else ()
+            if token in stop_tokens:
+                finished.append(Hypothesis(prefix, score, True))
+            else:
+                next_live.append(Hypothesis(prefix + (token,), score, False))
+                parents.append(parent)
+        live = next_live
+        if not live or depth == max_new - 1:
+            break
+        if len(finished) >= beam and max(h.score for h in live) < max(h.score for h in finished):
+            break
+        logprobs = advance(parents, [h.tokens[-1] for h in live])
+        expansions = top_expansions(np.array([h.score for h in live]), logprobs, per_row, beam)
+    results = sorted(finished + live, key=lambda h: (-h.score, h.tokens))
+    return results[:beam]
+
+
+def greedy_search(first_logprobs: np.ndarray, advance: Callable[[int], np.ndarray], max_new: int,
+                  stop_tokens: Collection[int]) -> Hypothesis:
+    """Greedy decoding: the arg-max token each step (lowest id on ties), as beam search with width 1."""
+    tokens: list[int] = []
+    score = 0.0
+    logprobs = first_logprobs
+    for depth in range(max_new):
+        token = int(np.argmax(logprobs))
+        score += float(logprobs[token])
+        if token in stop_tokens:
+            return Hypothesis(tuple(tokens), score, True)
+        tokens.append(token)
+        if depth < max_new - 1:
+            logprobs = advance(token)
+    return Hypothesis(tuple(tokens), score, False)

@@ -1,0 +1,24 @@
+"""Pure kana conversions shared by the composer, the dictionary and the engine."""
+
+# Hiragana ぁ (U+3041) .. ゖ (U+3096) map one-to-one onto katakana ァ (U+30A1) .. ヶ (U+30F6).
+_HIRAGANA_FIRST, _HIRAGANA_LAST = 0x3041, 0x3096
+_KATAKANA_OFFSET = 0x60
+
+_TO_KATAKANA = {c: c + _KATAKANA_OFFSET for c in range(_HIRAGANA_FIRST, _HIRAGANA_LAST + 1)}
+_TO_KATAKANA.update({ord("ゝ"): ord("ヽ"), ord("ゞ"): ord("ヾ")})
+_TO_HIRAGANA = {v: k for k, v in _TO_KATAKANA.items()}
+
+
+def to_katakana(text: str) -> str:
+    """Hiragana → katakana; every other character is kept."""
+    return text.translate(_TO_KATAKANA)
+
+
+def to_hiragana(text: str) -> str:
+    """Katakana → hiragana (ヷ-ヺ and ー have no hiragana and are kept)."""
+    return text.translate(_TO_HIRAGANA)
+
+
+def is_kana(ch: str) -> bool:
+    code = ord(ch)
+    return 0x3041 <= code <= 0x309F or 0x30A0 <= code <= 0x30FF

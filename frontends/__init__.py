@@ -1,0 +1,1 @@
+"""Thin frontend shims (IBus, fcitx5) that render what the daemon sends."""

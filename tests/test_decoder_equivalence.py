@@ -1,0 +1,136 @@
+"""Each decoding optimisation against its deliberately naive reference.
+
+Exact configuration (f32 weights, f32 KV, flash attention off, no single-row batches): the KV-sharing
+beam and the prefix-reusing greedy must return identical candidates, token for token, in the same
+order. Scores agree to ~3e-6, not bitwise (attention over a differently laid-out cache sums in another
+order), so they are compared to 1e-4. The f16 configuration the daemon runs with is compared with a tolerance: near-ties may swap
+(|Δscore| < 1e-2, as measured in shared/notes/llama-cpp-python.md §4.2).
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+from daemon.engine.decoder import ReferenceDecoder, SessionDecoder
+from daemon.engine.engine import prompt_tokens, stop_tokens
+from daemon.engine.native import Model
+from daemon.engine.prompts import build_prompt
+
+KANA = [chr(c) for c in range(0x30A1, 0x30F4)]
+CONTEXT_CHARS = list("今日は天気がいいので公園を散歩した。私の名前は")
+MAX_NEW = 10
+
+
+def random_prompts(model: Model, count: int, seed: int = 0) -> list[list[int]]:
+    rng = random.Random(seed)
+    prompts = []
+    for _ in range(count):
+        reading = "".join(rng.choice(KANA) for _ in range(rng.randint(1, 20)))
+        context = "".join(rng.choice(CONTEXT_CHARS) for _ in range(rng.randint(0, 12)))
+        prompts.append(prompt_tokens(model, build_prompt("jinen", reading, context)))
+    return prompts
+
+
+@pytest.fixture(scope="module")
+def exact(exact_model_path):
+    model = Model(exact_model_path)
+    fast = SessionDecoder(model, exact=True, beam_capacity=8)
+    naive = ReferenceDecoder(model, exact=True)
+    yield model, fast, naive, stop_tokens(model)
+    fast.close()
+    naive.close()
+    model.close()
+
+
+def test_kv_sharing_beam_equals_reprefill_reference(exact):
+    model, fast, naive, stops = exact
+    differing = []
+    searches = 0
+    for prompt in random_prompts(model, 50):
+        for width in range(1, 9):
+            got = fast.beam(prompt, width, MAX_NEW, stops)
+            want = naive.beam(prompt, width, MAX_NEW, stops)
+            searches += 1
+            if [h.tokens for h in got] != [h.tokens for h in want] or not np.allclose(
+                    [h.score for h in got], [h.score for h in want], rtol=0, atol=1e-4):
+                differing.append((prompt, width))
+    assert searches == 400
+    assert differing == []
+
+
+def test_beam_one_equals_greedy(exact):
+    model, fast, _, stops = exact
+    for prompt in random_prompts(model, 20, seed=1):
+        greedy = fast.greedy(prompt, MAX_NEW, stops)
+        beam = fast.beam(prompt, 1, MAX_NEW, stops)[0]
+        assert (beam.tokens, beam.finished) == (greedy.tokens, greedy.finished)
+
+
+def typing_sequence() -> list[tuple[str, str]]:
+    """(reading, context) pairs as a user types one kana at a time, backspaces, and moves on."""
+    word = "ワタシハガクセイデス"
+    steps = [(word[:i], "") for i in range(1, len(word) + 1)]
+    steps += [(word[:i], "") for i in range(len(word) - 1, 2, -1)]  # backspaces down to ワタシ
+    steps += [("ワタシ", ""), ("キョウハイイテンキ", ""), ("ハシ", "箸を持つ。"), ("ハシ", "橋を渡る。")]
+    return steps
+
+
+def test_greedy_with_prefix_reuse_equals_fresh_context(exact):
+    model, _, _, stops = exact
+    typing = SessionDecoder(model, exact=True, beam_capacity=2)
+    try:
+        for reading, context in typing_sequence():
+            prompt = prompt_tokens(model, build_prompt("jinen", reading, context))
+            fresh = SessionDecoder(model, exact=True, beam_capacity=1)
+            try:
+                want = fresh.greedy(prompt, MAX_NEW, stops)
+            finally:
+                fresh.close()
+            got = typing.greedy(prompt, MAX_NEW, stops)
+            assert got == want, (reading, context)
+    finally:
+        typing.close()
+
+
+def test_prefix_reuse_decodes_only_the_changed_tail(exact):
+    model, _, _, stops = exact
+    decoder = SessionDecoder(model, exact=True, beam_capacity=2)
+    decoded = []
+    original = decoder._ctx.decode
+
+    def counting_decode(tokens, *args, **kwargs):
+        decoded.append(len(tokens))
+        return original(tokens, *args, **kwargs)
+
+    decoder._ctx.decode = counting_decode
+    try:
+        decoder.prefill(prompt_tokens(model, build_prompt("jinen", "ワタシハ", "")))
+        decoded.clear()
+        decoder.prefill(prompt_tokens(model, build_prompt("jinen", "ワタシハガ", "")))
+        assert decoded == [2]  # the new kana and the output marker, nothing else
+        decoded.clear()
+        decoder.prefill(prompt_tokens(model, build_prompt("jinen", "ワタシハガ", "")))
+        assert decoded == []  # same prompt: its distribution is cached
+    finally:
+        decoder.close()
+
+
+def test_f16_production_config_matches_reference_up_to_near_ties(model_path):
+    model = Model(model_path)
+    fast = SessionDecoder(model, exact=False, beam_capacity=8)
+    naive = ReferenceDecoder(model, exact=False)
+    stops = stop_tokens(model)
+    try:
+        worst = 0.0
+        for prompt in random_prompts(model, 12, seed=2):
+            for width in (1, 3, 8):
+                got = fast.beam(prompt, width, MAX_NEW, stops)
+                want = naive.beam(prompt, width, MAX_NEW, stops)
+                assert len(got) == len(want)
+                worst = max(worst, max(abs(a.score - b.score) for a, b in zip(got, want)))
+        assert worst < 1e-2
+    finally:
+        fast.close()
+        naive.close()
+        model.close()

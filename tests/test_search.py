@@ -1,0 +1,127 @@
+"""Beam bookkeeping, checked on its own against brute force and a simulated KV cache."""
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from daemon.engine.search import (beam_search, greedy_search, log_softmax, permutation_plan,
+                                  top_expansions)
+
+VOCAB = 6
+STOP = 0
+
+
+def toy_logprobs(prefix: tuple[int, ...]) -> np.ndarray:
+    """A deterministic next-token distribution that depends on the whole prefix."""
+    rng = np.random.default_rng(hash(prefix) % (2 ** 32))
+    return log_softmax(rng.normal(0, 2, VOCAB))
+
+
+def run_search(beam: int, max_new: int):
+    live: list[tuple[int, ...]] = [()]
+
+    def advance(parents, tokens):
+        nonlocal live
+        live = [live[p] + (t,) for p, t in zip(parents, tokens)]
+        return np.stack([toy_logprobs(s) for s in live])
+
+    return beam_search(toy_logprobs(()), advance, beam, max_new, {STOP})
+
+
+def brute_force(max_new: int) -> list[tuple[float, tuple[int, ...]]]:
+    """Every finished or max-length sequence with its score."""
+    results = []
+    frontier = [((), 0.0)]
+    for depth in range(max_new):
+        nxt = []
+        for prefix, score in frontier:
+            lp = toy_logprobs(prefix)
+            for t in range(VOCAB):
+                if t == STOP:
+                    results.append((score + lp[t], prefix))
+                elif depth == max_new - 1:
+                    results.append((score + lp[t], prefix + (t,)))
+                else:
+                    nxt.append((prefix + (t,), score + lp[t]))
+        frontier = nxt
+    return sorted(results, key=lambda r: -r[0])
+
+
+def test_wide_beam_equals_exhaustive_search():
+    # With a beam wider than every frontier, beam search is exhaustive.
+    max_new = 3
+    found = run_search(beam=128, max_new=max_new)
+    expected = brute_force(max_new)[:128]
+    assert [h.tokens for h in found] == [tokens for _, tokens in expected]
+    assert np.allclose([h.score for h in found], [s for s, _ in expected])
+
+
+def test_results_are_sorted_and_bounded():
+    for beam in (1, 2, 5):
+        found = run_search(beam, max_new=6)
+        assert 1 <= len(found) <= beam
+        assert [h.score for h in found] == sorted((h.score for h in found), reverse=True)
+
+
+def test_beam_one_equals_greedy():
+    tokens: list[int] = []
+
+    def advance(token):
+        tokens.append(token)
+        return toy_logprobs(tuple(tokens))
+
+    greedy = greedy_search(toy_logprobs(()), advance, 8, {STOP})
+    best = run_search(beam=1, max_new=8)[0]
+    assert (best.tokens, best.finished) == (greedy.tokens, greedy.finished)
+    assert np.isclose(best.score, greedy.score)
+
+
+def test_top_expansions_order_breaks_ties_by_parent_then_token():
+    logprobs = np.log(np.array([[0.5, 0.25, 0.25], [0.5, 0.25, 0.25]]))
+    picked = top_expansions(np.zeros(2), logprobs, per_row=3, keep=4)
+    assert [(p, t) for p, t, _ in picked] == [(0, 0), (1, 0), (0, 1), (0, 2)]
+
+
+def test_stop_tokens_finish_hypotheses_without_the_stop_token():
+    first = np.log(np.array([0.9, 0.05, 0.05, 1e-9, 1e-9, 1e-9]))
+    found = beam_search(first, lambda p, t: None, beam=1, max_new=5, stop_tokens={STOP})
+    assert found[0].tokens == () and found[0].finished
+
+
+def simulate(ops, cache):
+    for op, a, b in ops:
+        if op == "rm":
+            cache[a] = None
+        else:
+            assert cache[a] is not None, "copied from an empty slot"
+            cache[b] = cache[a]
+    return cache
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 8).flatmap(
+    lambda beam: st.tuples(st.just(beam),
+                           st.lists(st.integers(0, beam - 1), min_size=1, max_size=beam))))
+def test_permutation_plan_moves_each_parent_into_its_child_slot(case):
+    beam, parents = case
+    n_live = max(parents) + 1
+    cache = [f"hyp{i}" if i < n_live else None for i in range(2 * beam)]
+    result = simulate(permutation_plan(parents, beam), list(cache))
+    assert result[:len(parents)] == [cache[p] for p in parents]
+    assert all(slot is None for slot in result[len(parents):])  # scratch and unused slots are free
+
+
+def test_permutation_plan_rejects_out_of_range_parents():
+    import pytest
+    with pytest.raises(ValueError):
+        permutation_plan([0, 3], beam=3)
+    with pytest.raises(ValueError):
+        permutation_plan([0] * 4, beam=3)
+
+
+def test_log_softmax_rows_sum_to_one():
+    x = np.random.default_rng(0).normal(size=(3, 50)).astype(np.float32) * 30
+    assert np.allclose(np.exp(log_softmax(x)).sum(axis=1), 1.0)
+    assert list(itertools.chain(log_softmax(x).argmax(axis=1))) == list(x.argmax(axis=1))
