@@ -22,6 +22,10 @@ CONTEXT_CHARS = list("今日は天気がいいので公園を散歩した。私�
 MAX_NEW = 10
 
 
+def same_candidate(a, b) -> bool:
+    return (a.tokens, a.finished) == (b.tokens, b.finished) and abs(a.score - b.score) < 1e-4
+
+
 def random_prompts(model: Model, count: int, seed: int = 0) -> list[list[int]]:
     rng = random.Random(seed)
     prompts = []
@@ -88,7 +92,7 @@ def test_greedy_with_prefix_reuse_equals_fresh_context(exact):
             finally:
                 fresh.close()
             got = typing.greedy(prompt, MAX_NEW, stops)
-            assert got == want, (reading, context)
+            assert same_candidate(got, want), (reading, context)
     finally:
         typing.close()
 
@@ -112,6 +116,27 @@ def test_prefix_reuse_decodes_only_the_changed_tail(exact):
         decoded.clear()
         decoder.prefill(prompt_tokens(model, build_prompt("jinen", "ワタシハガ", "")))
         assert decoded == []  # same prompt: its distribution is cached
+    finally:
+        decoder.close()
+
+
+def test_repeated_greedy_verifies_its_previous_output_in_one_batch(exact):
+    model, _, _, stops = exact
+    decoder = SessionDecoder(model, exact=True, beam_capacity=2)
+    prompt = prompt_tokens(model, build_prompt("jinen", "ワタシハガクセイ", ""))
+    first = decoder.greedy(prompt, MAX_NEW, stops)
+    batches = []
+    original = decoder._ctx.decode
+
+    def counting_decode(tokens, *args, **kwargs):
+        batches.append(len(tokens))
+        return original(tokens, *args, **kwargs)
+
+    decoder._ctx.decode = counting_decode
+    try:
+        assert same_candidate(decoder.greedy(prompt, MAX_NEW, stops), first)
+        assert len(batches) <= 1
+        assert same_candidate(decoder.greedy(prompt, MAX_NEW, stops, use_draft=False), first)
     finally:
         decoder.close()
 

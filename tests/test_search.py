@@ -65,17 +65,48 @@ def test_results_are_sorted_and_bounded():
         assert [h.score for h in found] == sorted((h.score for h in found), reverse=True)
 
 
+def toy_greedy(max_new: int, draft=()):
+    """Greedy over the toy model; returns the result and the sizes of the batches it asked for."""
+    decoded: list[int] = []
+    batches: list[int] = []
+
+    def advance(tokens):
+        batches.append(len(tokens))
+        rows = []
+        for t in tokens:
+            decoded.append(t)
+            rows.append(toy_logprobs(tuple(decoded)))
+        return np.stack(rows)
+
+    def rollback(n):
+        del decoded[n:]
+
+    return greedy_search(toy_logprobs(()), advance, max_new, {STOP}, draft=draft, rollback=rollback), batches
+
+
 def test_beam_one_equals_greedy():
-    tokens: list[int] = []
-
-    def advance(token):
-        tokens.append(token)
-        return toy_logprobs(tuple(tokens))
-
-    greedy = greedy_search(toy_logprobs(()), advance, 8, {STOP})
+    greedy, _ = toy_greedy(8)
     best = run_search(beam=1, max_new=8)[0]
     assert (best.tokens, best.finished) == (greedy.tokens, greedy.finished)
     assert np.isclose(best.score, greedy.score)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 12), st.lists(st.integers(0, VOCAB - 1), max_size=14), st.integers(0, 14))
+def test_a_draft_never_changes_the_greedy_result(max_new, noise, keep):
+    plain, plain_batches = toy_greedy(max_new)
+    draft = list(plain.tokens[:keep]) + noise  # partly right, then anything
+    drafted, _ = toy_greedy(max_new, draft)
+    assert (drafted.tokens, drafted.finished) == (plain.tokens, plain.finished)
+    assert np.isclose(drafted.score, plain.score)
+    assert all(n == 1 for n in plain_batches)
+
+
+def test_a_correct_draft_is_verified_in_one_batch():
+    plain, _ = toy_greedy(10)
+    drafted, batches = toy_greedy(10, plain.tokens)
+    assert drafted == plain
+    assert len(batches) <= 1  # everything after the first token rides along in one batch
 
 
 def test_top_expansions_order_breaks_ties_by_parent_then_token():

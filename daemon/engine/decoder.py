@@ -51,6 +51,7 @@ class SessionDecoder:
         self._capacity = (0, 0)  # (beam, cells) the current context was sized for
         self._cached: list[int] = []  # the prompt whose KV seq 0 holds
         self._cached_logprobs: np.ndarray | None = None  # next-token distribution after it
+        self._last_output: tuple[int, ...] = ()  # the previous greedy output: the next one's draft
         self._ensure_context(min(beam_capacity, MAX_BEAM),
                              kv_cells_needed(prompt_capacity, beam_capacity, max_new_capacity))
 
@@ -124,21 +125,33 @@ class SessionDecoder:
 
     # -- searches -------------------------------------------------------------------------------
 
-    def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int]) -> Hypothesis:
+    def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int],
+               use_draft: bool = True) -> Hypothesis:
+        """Greedy decoding; the previous call's output is verified as a draft (same result, fewer steps
+        when the output only grows, as it does while the user types)."""
         ctx = self._ensure_context(1, kv_cells_needed(len(prompt), 1, max_new))
         first = self.prefill(prompt)
         pos = len(prompt)
 
-        def advance(token: int) -> np.ndarray:
+        def advance(tokens: list[int]) -> np.ndarray:
             nonlocal pos
-            logits = ctx.decode([token], [pos], [0], [True], pad_seq=1)
-            pos += 1
-            return log_softmax(logits[0])
+            n = len(tokens)
+            logits = ctx.decode(tokens, list(range(pos, pos + n)), [0] * n, [True] * n, pad_seq=1)
+            pos += n
+            return log_softmax(logits)
+
+        def rollback(n_output: int) -> None:
+            nonlocal pos
+            pos = len(prompt) + n_output
+            ctx.seq_rm(0, pos, -1)
 
         try:
-            return greedy_search(first, advance, max_new, stop_tokens)
+            result = greedy_search(first, advance, max_new, stop_tokens,
+                                   draft=self._last_output if use_draft else (), rollback=rollback)
         finally:
             self._restore_prompt_only(len(prompt))
+        self._last_output = result.tokens
+        return result
 
     def beam(self, prompt: list[int], beam: int, max_new: int,
              stop_tokens: Collection[int]) -> list[Hypothesis]:
@@ -195,9 +208,9 @@ class ReferenceDecoder:
     def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int]) -> Hypothesis:
         sequence = list(prompt)
 
-        def advance(token: int) -> np.ndarray:
-            sequence.append(token)
-            return self._next_logprobs(sequence)
+        def advance(tokens: list[int]) -> np.ndarray:
+            sequence.extend(tokens)
+            return self._next_logprobs(sequence)[None, :]
 
         return greedy_search(self._next_logprobs(prompt), advance, max_new, stop_tokens)
 

@@ -133,12 +133,15 @@ def rope_rows_to_gguf(w: np.ndarray, n_heads: int) -> np.ndarray:
     return w.reshape(n_heads, 2, half, cols).transpose(0, 2, 1, 3).reshape(rows, cols)
 
 
+FILE_TYPES = {"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
+              "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}
+
+
 def write_gguf(path: str | Path, vocab: Vocab, shape: ModelShape, weights: dict[str, np.ndarray],
                dtype: str = "f16", prompt_format: str = "jinen", name: str = "tsuzuri") -> Path:
-    """Write a llama-architecture GGUF with an SPM character tokenizer. dtype: f16 | f32."""
-    if dtype not in ("f16", "f32"):
-        raise ValueError(f"dtype must be f16 or f32, not {dtype!r}")
-    np_dtype = np.float16 if dtype == "f16" else np.float32
+    """Write a llama-architecture GGUF with an SPM character tokenizer. dtype: f16 | f32 | q8_0."""
+    if dtype not in FILE_TYPES:
+        raise ValueError(f"dtype must be one of {', '.join(FILE_TYPES)}, not {dtype!r}")
     path = Path(path)
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(name)
@@ -153,7 +156,7 @@ def write_gguf(path: str | Path, vocab: Vocab, shape: ModelShape, weights: dict[
     writer.add_rope_dimension_count(shape.head_dim)
     writer.add_rope_freq_base(shape.rope_base)
     writer.add_layer_norm_rms_eps(shape.norm_eps)
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if dtype == "f16" else gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(FILE_TYPES[dtype])
     writer.add_tokenizer_model("llama")
     writer.add_tokenizer_pre("default")
     writer.add_token_list(vocab.pieces)
@@ -167,7 +170,11 @@ def write_gguf(path: str | Path, vocab: Vocab, shape: ModelShape, weights: dict[
     writer.add_add_space_prefix(False)
 
     def matrix(name: str, w: np.ndarray) -> None:
-        writer.add_tensor(name, np.ascontiguousarray(w, dtype=np_dtype))
+        if dtype == "q8_0":
+            q = gguf.quants.quantize(np.ascontiguousarray(w, dtype=np.float32), gguf.GGMLQuantizationType.Q8_0)
+            writer.add_tensor(name, q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            writer.add_tensor(name, np.ascontiguousarray(w, dtype=np.float16 if dtype == "f16" else np.float32))
 
     def vector(name: str, w: np.ndarray) -> None:  # norms stay f32, as llama.cpp expects
         writer.add_tensor(name, np.ascontiguousarray(w, dtype=np.float32))

@@ -8,8 +8,9 @@ they can be compared candidate for candidate.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Callable, Collection
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -101,18 +102,42 @@ def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[i
     return results[:beam]
 
 
-def greedy_search(first_logprobs: np.ndarray, advance: Callable[[int], np.ndarray], max_new: int,
-                  stop_tokens: Collection[int]) -> Hypothesis:
-    """Greedy decoding: the arg-max token each step (lowest id on ties), as beam search with width 1."""
+def greedy_search(first_logprobs: np.ndarray, advance: Callable[[list[int]], np.ndarray], max_new: int,
+                  stop_tokens: Collection[int], draft: Sequence[int] = (),
+                  rollback: Callable[[int], None] | None = None) -> Hypothesis:
+    """Greedy decoding: the arg-max token each step (lowest id on ties).
+
+    `advance(tokens)` decodes tokens after those so far and returns one log-probability row per
+    token. While the output agrees with `draft` (e.g. the previous keystroke's output), the rest of the
+    draft rides along in the same batch; each draft token that is also the arg-max is accepted without a
+    step of its own, and `rollback(n)` drops what was decoded past the first n output tokens. The
+    result is the same as without a draft.
+    """
     tokens: list[int] = []
     score = 0.0
     logprobs = first_logprobs
-    for depth in range(max_new):
+    while True:
         token = int(np.argmax(logprobs))
         score += float(logprobs[token])
         if token in stop_tokens:
             return Hypothesis(tuple(tokens), score, True)
         tokens.append(token)
-        if depth < max_new - 1:
-            logprobs = advance(token)
-    return Hypothesis(tuple(tokens), score, False)
+        if len(tokens) >= max_new:
+            return Hypothesis(tuple(tokens), score, False)
+        ahead = []
+        if list(draft[:len(tokens)]) == tokens:
+            ahead = list(itertools.takewhile(lambda t: t not in stop_tokens, draft[len(tokens):max_new]))
+        rows = advance([token] + ahead)
+        logprobs = rows[0]
+        accepted = 0
+        for guess in ahead:
+            if int(np.argmax(logprobs)) != guess:
+                break
+            score += float(logprobs[guess])
+            tokens.append(guess)
+            accepted += 1
+            logprobs = rows[accepted]
+        if len(tokens) >= max_new:
+            return Hypothesis(tuple(tokens), score, False)
+        if accepted < len(ahead) and rollback is not None:
+            rollback(len(tokens))

@@ -1,0 +1,138 @@
+"""The engine API: background loading, status, conversion, candidates, chunking, sessions."""
+
+import threading
+import time
+
+import pytest
+
+from daemon.engine import Engine, EngineUnavailable, ModelState
+from daemon.engine.engine import clean_text, split_reading
+
+
+@pytest.fixture(scope="module")
+def engine(model_path):
+    e = Engine(n_threads=2)
+    e.load(model_path)
+    assert e.wait(60).state is ModelState.READY
+    yield e
+    e.close()
+
+
+def test_loading_reports_states_in_order(model_path):
+    seen = []
+    e = Engine(on_status=lambda s: seen.append(s.state))
+    thread = e.load(model_path)
+    assert e.status.state is ModelState.LOADING  # load() returns at once
+    thread.join(60)
+    assert seen == [ModelState.LOADING, ModelState.READY]
+    assert e.model_info["format"] == "jinen"  # read from the GGUF's own metadata
+    e.close()
+
+
+def test_convert_before_any_model_is_a_clear_error():
+    with pytest.raises(EngineUnavailable, match="no model ready"):
+        Engine().convert("かな")
+
+
+def test_missing_model_fails_with_reason(tmp_path):
+    e = Engine()
+    e.load(tmp_path / "nothing.gguf")
+    status = e.wait(30)
+    assert status.state is ModelState.FAILED and "not found" in status.reason
+    with pytest.raises(EngineUnavailable, match="failed"):
+        e.convert("かな")
+
+
+def test_unknown_registry_name_fails(tmp_path):
+    e = Engine()
+    e.load("no-such-model")
+    assert e.wait(30).state is ModelState.FAILED
+
+
+def test_greedy_returns_one_model_candidate_then_the_reading(engine):
+    candidates = engine.convert("きょうはいいてんき", "", 1)
+    assert [c.source for c in candidates] == ["model", "reading", "reading"]
+    assert [c.text for c in candidates[1:]] == ["きょうはいいてんき", "キョウハイイテンキ"]
+    assert candidates[0].score > candidates[1].score > candidates[2].score
+
+
+def test_beam_returns_distinct_ranked_candidates(engine):
+    candidates = engine.convert("きょうはいいてんき", "", 5)
+    texts = [c.text for c in candidates]
+    assert len(texts) == len(set(texts))
+    model = [c for c in candidates if c.source == "model"]
+    assert 1 <= len(model) <= 5
+    assert [c.score for c in candidates] == sorted((c.score for c in candidates), reverse=True)
+
+
+def test_greedy_is_the_best_beam_candidate(engine):
+    greedy = engine.convert("がくせい", "私は", 1)[0]
+    beam = engine.convert("がくせい", "私は", 3)[0]
+    assert greedy.score <= beam.score + 1e-2  # beam search can only find better
+
+
+def test_sessions_are_independent(engine):
+    a, b = engine.session(), engine.session()
+    first = a.convert("わたし", "", 1)
+    b.convert("まったくべつのよみ", "", 3)
+    assert a.convert("わたし", "", 1) == first
+    a.close()
+    b.close()
+
+
+def test_context_changes_the_prompt(engine):
+    with_context = engine.convert("はし", "橋を渡る。", 1)
+    assert with_context == engine.convert("はし", "橋を渡る。", 1)
+
+
+def test_split_reading_prefers_punctuation():
+    assert split_reading("アイウ、エオ。カキ", limit=6) == ["アイウ、", "エオ。カキ"]
+    assert split_reading("ア" * 65, limit=30) == ["ア" * 30, "ア" * 30, "ア" * 5]
+    assert split_reading("", limit=30) == []
+    text = "キョウハ、" * 20
+    assert "".join(split_reading(text)) == text
+    assert all(len(chunk) <= 30 for chunk in split_reading(text))
+
+
+def test_long_readings_are_converted_chunk_by_chunk(engine):
+    reading = "きょうはいいてんきですね、" * 6  # 78 kana → three chunks
+    candidates = engine.convert(reading, "", 3)
+    assert candidates[0].source == "model" and candidates[0].text
+    assert candidates[-1].text == reading.replace("きょうはいいてんきですね", "キョウハイイテンキデスネ")
+
+
+def test_clean_text_drops_controls_surrogates_and_markers():
+    assert clean_text("か\x00な\ud800\uEE01\n") == "かな"
+
+
+def test_reload_keeps_sessions_usable(model_path, exact_model_path):
+    e = Engine()
+    e.load(model_path)
+    e.wait(60)
+    session = e.session()
+    session.convert("かな", "", 2)
+    e.load(exact_model_path).join(60)
+    assert e.status.state is ModelState.READY
+    assert session.convert("かな", "", 2)
+    e.close()
+
+
+def test_status_while_loading_is_loading(model_path, monkeypatch):
+    import daemon.engine.engine as engine_module
+    gate = threading.Event()
+    original = engine_module.Model
+
+    def slow_model(path):
+        gate.wait(10)
+        return original(path)
+
+    monkeypatch.setattr(engine_module, "Model", slow_model)
+    e = Engine()
+    e.load(model_path)
+    time.sleep(0.05)
+    assert e.status.state is ModelState.LOADING
+    with pytest.raises(EngineUnavailable, match="loading"):
+        e.convert("かな")
+    gate.set()
+    assert e.wait(60).state is ModelState.READY
+    e.close()
