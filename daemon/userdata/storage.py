@@ -1,0 +1,206 @@
+"""Where user data lives, how it is written safely, and how damaged files are read.
+
+Shared by the user dictionary and the learning history. Files are line-based text so that
+one bad line costs that line only: readers skip it, report it, and keep the rest.
+"""
+
+import codecs
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+APP_DIRECTORY = "tsuzuri"
+_TEMP_SUFFIX = ".tmp"
+_REPLACEMENT_CHARACTER = "\ufffd"  # what decoding puts where bytes were invalid
+
+_FIELD_BREAKER = re.compile("[\t\n\r]")  # would split the field or the line
+
+Entry = TypeVar("Entry")
+
+
+class InvalidEntry(ValueError):
+    """An entry or file line that cannot be used; the message says why."""
+
+
+def check_field(name: str, value: str, *, required: bool = True) -> None:
+    """Raise InvalidEntry unless `value` fits in one tab-separated field."""
+    if required and not value:
+        raise InvalidEntry(f"empty {name}")
+    if _FIELD_BREAKER.search(value):
+        raise InvalidEntry(f"{name} contains a tab or a line break")
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    line_number: int  # 1-based, as an editor shows it
+    reason: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"line {self.line_number}: {self.reason}: {self.text!r}"
+
+
+@dataclass
+class LoadReport:
+    """What a load found: the file, how many entries were kept, and each line that was not."""
+
+    path: Path | None
+    loaded: int = 0
+    skipped: list[SkippedLine] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        summary = f"{self.path}: loaded {self.loaded} entries, skipped {len(self.skipped)} lines"
+        return "\n  ".join([summary, *map(str, self.skipped)])
+
+
+def user_data_dir() -> Path:
+    """$XDG_DATA_HOME/tsuzuri, or ~/.local/share/tsuzuri (not created here)."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    # The XDG spec says a relative path is invalid and must be ignored.
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / APP_DIRECTORY
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a crash at any moment leaves the old or the new file.
+
+    The data goes to a temporary file in the same directory (rename is only atomic within
+    one file system), is fsynced, renamed over the target, and the directory is fsynced so
+    the rename itself survives a power cut.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TEMP_SUFFIX)
+    try:
+        with os.fdopen(descriptor, "wb") as temp_file:
+            temp_file.write(data)
+            temp_file.flush()
+            os.fsync(temp_file.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    _fsync_directory(path.parent)
+
+
+def remove_stale_temp_files(path: Path) -> None:
+    """Delete temporary files that a killed writer of `path` left behind.
+
+    Only safe while nothing is writing `path`; the daemon, its only writer, calls this on load.
+    """
+    for stale in path.parent.glob(f".{path.name}.*{_TEMP_SUFFIX}"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+
+
+def decode_lines(data: bytes) -> list[str]:
+    """Split `data` into lines without line endings.
+
+    UTF-8 with or without a BOM, or UTF-16 with a BOM (as Google IME exports). Invalid bytes
+    become U+FFFD, which `parse_lines` reports, so one damaged line never fails the file.
+    """
+    for bom, encoding in ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if data.startswith(bom):
+            text = data[len(bom):].decode(encoding, errors="replace")
+            break
+    else:
+        text = data.removeprefix(codecs.BOM_UTF8).decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline ending the last line does not start another
+    return [line.removesuffix("\r") for line in lines]
+
+
+def parse_lines(
+    lines: Iterable[str], parse_line: Callable[[str], Entry | None]
+) -> tuple[list[Entry], list[SkippedLine]]:
+    """Run `parse_line` over every line but blank ones and `#` comments.
+
+    `parse_line` returns an entry, None for a line to ignore silently, or raises InvalidEntry.
+    """
+    entries: list[Entry] = []
+    skipped: list[SkippedLine] = []
+    for line_number, line in enumerate(lines, start=1):
+        if _REPLACEMENT_CHARACTER in line:
+            skipped.append(SkippedLine(line_number, "invalid bytes for the file's encoding", line))
+            continue
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            entry = parse_line(line)
+        except InvalidEntry as error:
+            skipped.append(SkippedLine(line_number, str(error), line))
+            continue
+        if entry is not None:
+            entries.append(entry)
+    return entries, skipped
+
+
+class LineFileStore(Generic[Entry]):
+    """A line-based file loaded lazily on first use and saved atomically when changed.
+
+    Subclasses say how one line parses (`_parse_line`), what to do with the parsed entries
+    (`_absorb`) and which lines to write (`_lines_to_save`), and call `_ensure_loaded`
+    before using their data and `_mark_changed` after changing it.
+    """
+
+    HEADER = ""  # comment line written at the top of the file
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._report: LoadReport | None = None
+        self._changed = False
+
+    @property
+    def load_report(self) -> LoadReport:
+        """What loading the file kept and skipped (loads it if that has not happened yet)."""
+        self._ensure_loaded()
+        assert self._report is not None
+        return self._report
+
+    def save(self) -> bool:
+        """Write the file if anything changed since the last load or save; True if written."""
+        if not self._changed:
+            return False
+        lines = [self.HEADER, *self._lines_to_save()]
+        atomic_write_bytes(self.path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
+        self._changed = False
+        return True
+
+    def _ensure_loaded(self) -> None:
+        if self._report is not None:
+            return
+        remove_stale_temp_files(self.path)
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        entries, skipped = parse_lines(decode_lines(data), self._parse_line)
+        self._absorb(entries)
+        self._report = LoadReport(self.path, len(entries), skipped)
+
+    def _mark_changed(self) -> None:
+        self._changed = True
+
+    def _parse_line(self, line: str) -> Entry | None:
+        raise NotImplementedError
+
+    def _absorb(self, entries: list[Entry]) -> None:
+        raise NotImplementedError
+
+    def _lines_to_save(self) -> Iterable[str]:
+        raise NotImplementedError
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

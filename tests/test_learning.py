@@ -1,0 +1,290 @@
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from daemon.userdata.learning import (
+    FILE_NAME,
+    LearnedChoice,
+    LearningHistory,
+    chosen_again,
+    decayed_weight,
+    format_choice_line,
+    parse_choice_line,
+)
+from daemon.userdata.storage import InvalidEntry, user_data_dir
+
+DAY = 86_400.0
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakeClock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, days: float) -> None:
+        self.now += days * DAY
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def history_path(tmp_path):
+    return tmp_path / "tsuzuri" / FILE_NAME
+
+
+def make_history(path, clock, **options) -> LearningHistory:
+    return LearningHistory(path, clock=clock, half_life_days=14, **options)
+
+
+# --- pure parts ------------------------------------------------------------------------------
+
+
+def test_weight_halves_every_half_life():
+    choice = LearnedChoice("はし", "橋", 4.0, last_used=0.0)
+    assert decayed_weight(choice, now=0.0, half_life_seconds=DAY) == 4.0
+    assert decayed_weight(choice, now=2 * DAY, half_life_seconds=DAY) == pytest.approx(1.0)
+    assert decayed_weight(choice, now=-DAY, half_life_seconds=DAY) == 4.0  # clock set back
+
+
+def test_choosing_again_adds_one_to_the_decayed_weight():
+    first = chosen_again(None, "はし", "橋", now=0.0, half_life_seconds=DAY)
+    assert first == LearnedChoice("はし", "橋", 1.0, 0.0)
+    second = chosen_again(first, "はし", "橋", now=DAY, half_life_seconds=DAY)
+    assert second == LearnedChoice("はし", "橋", 1.5, DAY)
+
+
+def test_line_format_round_trips():
+    choice = LearnedChoice("はし", "橋", 2.5, 1_700_000_000.0)
+    assert parse_choice_line(format_choice_line(choice)) == choice
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("はし\t橋\t1", "expected 4 tab-separated fields, found 3"),
+        ("はし\t橋\tmany\t0", "must be numbers"),
+        ("はし\t橋\t-1\t0", "weight must be a positive number"),
+        ("はし\t橋\tnan\t0", "weight must be a positive number"),
+        ("はし\t橋\t1\tinf", "last-used time must be a Unix time"),
+        ("\t橋\t1\t0", "empty reading"),
+        ("はし\t\t1\t0", "empty surface"),
+    ],
+)
+def test_bad_lines_are_rejected_with_a_reason(line, reason):
+    with pytest.raises(InvalidEntry, match=reason):
+        parse_choice_line(line)
+
+
+# --- ranking ---------------------------------------------------------------------------------
+
+
+def test_unknown_reading_has_no_ranking(history_path, clock):
+    assert make_history(history_path, clock).ranked("はし") == []
+
+
+def test_frequent_choice_ranks_first(history_path, clock):
+    history = make_history(history_path, clock)
+    for _ in range(3):
+        history.record("はし", "橋")
+        clock.advance(0.01)
+    history.record("はし", "箸")
+    assert history.ranked("はし") == ["橋", "箸"]
+
+
+def test_recent_choice_wins_a_tie(history_path, clock):
+    history = make_history(history_path, clock)
+    history.record("はし", "橋")
+    clock.advance(1)
+    history.record("はし", "箸")
+    assert history.ranked("はし") == ["箸", "橋"]
+
+
+def test_old_frequency_fades(history_path, clock):
+    history = make_history(history_path, clock)
+    for _ in range(5):
+        history.record("はし", "橋")
+    clock.advance(60)  # over four half-lives: 5 → ~0.26
+    history.record("はし", "箸")
+    assert history.ranked("はし") == ["箸", "橋"]
+
+
+def test_forget_and_clear(history_path, clock):
+    history = make_history(history_path, clock)
+    history.record("はし", "橋")
+    history.record("はし", "箸")
+    history.record("かみ", "紙")
+    assert history.forget("はし", "橋")
+    assert not history.forget("はし", "橋")
+    assert not history.forget("ねこ", "猫")
+    assert history.ranked("はし") == ["箸"]
+    assert len(history) == 2
+    history.clear()
+    assert len(history) == 0
+    assert history.ranked("かみ") == []
+
+
+def test_record_rejects_what_the_file_cannot_hold(history_path, clock):
+    history = make_history(history_path, clock)
+    with pytest.raises(ValueError):
+        history.record("は\tし", "橋")
+    with pytest.raises(ValueError):
+        history.record("はし", "")
+    assert len(history) == 0
+
+
+# --- size cap --------------------------------------------------------------------------------
+
+
+def test_cap_evicts_the_least_valuable(history_path, clock):
+    history = make_history(history_path, clock, max_entries=3)
+    history.record("ふるい", "古い")  # once, long ago: least valuable
+    clock.advance(30)
+    for _ in range(3):
+        history.record("よく", "良く")
+    history.record("たまに", "偶に")
+    clock.advance(1)
+    history.record("あたらしい", "新しい")
+    assert len(history) == 3
+    assert history.ranked("ふるい") == []
+    assert history.ranked("よく") == ["良く"]
+
+
+def test_the_choice_just_made_is_never_evicted(history_path, clock):
+    history = make_history(history_path, clock, max_entries=2)
+    for reading in ("いち", "に"):
+        for _ in range(5):
+            history.record(reading, reading.upper())
+    history.record("さん", "三")  # weight 1 against 5s: still kept
+    assert history.ranked("さん") == ["三"]
+    assert len(history) == 2
+
+
+def test_cap_applies_to_a_loaded_file(history_path, clock):
+    big = make_history(history_path, clock)
+    for index in range(10):
+        clock.advance(1)
+        big.record(f"よみ{index}", "表層")
+    big.save()
+    small = make_history(history_path, clock, max_entries=4)
+    assert len(small) == 4
+    assert small.ranked("よみ9") == ["表層"]  # the most recent survive
+    assert small.ranked("よみ0") == []
+
+
+# --- persistence -----------------------------------------------------------------------------
+
+
+def test_save_and_reload(history_path, clock):
+    history = make_history(history_path, clock)
+    history.record("はし", "橋")
+    history.record("はし", "橋")
+    clock.advance(1)
+    history.record("はし", "箸")
+    assert history.save()
+    assert not history.save()
+    reloaded = make_history(history_path, clock)
+    assert reloaded.ranked("はし") == ["橋", "箸"]
+    assert reloaded.load_report.loaded == 2
+    assert reloaded.load_report.skipped == []
+
+
+def test_default_location_follows_xdg_data_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert LearningHistory().path == user_data_dir() / FILE_NAME == tmp_path / "tsuzuri" / FILE_NAME
+
+
+def test_corrupt_file_keeps_good_lines_and_reports_the_rest(history_path, clock):
+    history_path.parent.mkdir(parents=True)
+    good = [format_choice_line(LearnedChoice("はし", "橋", 2.0, clock.now)),
+            format_choice_line(LearnedChoice("かみ", "紙", 1.0, clock.now))]
+    history_path.write_bytes(
+        b"# header\n"
+        + good[0].encode() + b"\n"
+        + b"\x89PNG\r\n\x1a\n"  # binary garbage
+        + "はし\t箸\tlots\t0\n".encode()
+        + b"no tabs at all\n"
+        + good[1].encode() + b"\n"
+        + format_choice_line(LearnedChoice("はし", "端", 1.0, clock.now)).encode()  # no final newline
+    )
+    history = make_history(history_path, clock)
+    assert history.ranked("はし") == ["橋", "端"]
+    assert history.ranked("かみ") == ["紙"]
+    report = history.load_report
+    assert report.loaded == 3
+    assert [(s.line_number, s.reason) for s in report.skipped] == [
+        (3, "invalid bytes for the file's encoding"),
+        (4, "expected 4 tab-separated fields, found 1"),
+        (5, "weight and last-used time must be numbers"),
+        (6, "expected 4 tab-separated fields, found 1"),
+    ]
+
+
+# The writer records one new choice per iteration and saves, forever, until killed. Each
+# version of the file is therefore predictable: the header, BASE_SIZE base lines, then
+# one line per saved version.
+_WRITER = """
+import sys
+from pathlib import Path
+from daemon.userdata.learning import LearningHistory
+
+history = LearningHistory(Path(sys.argv[1]), max_entries=10**6, clock=lambda: 1e9)
+for index in range({base_size}):
+    history.record(f"きそ{{index}}", "基礎" * 20)  # big enough that a save takes a while
+print("ready", flush=True)
+version = 0
+while True:
+    version += 1
+    history.record(f"はん{{version}}", "版")
+    history.save()
+"""
+BASE_SIZE = 2000
+
+
+def expected_file(versions: int) -> bytes:
+    lines = [LearningHistory.HEADER]
+    lines += [format_choice_line(LearnedChoice(f"きそ{i}", "基礎" * 20, 1.0, 1e9)) for i in range(BASE_SIZE)]
+    lines += [format_choice_line(LearnedChoice(f"はん{v}", "版", 1.0, 1e9)) for v in range(1, versions + 1)]
+    return "".join(f"{line}\n" for line in lines).encode()
+
+
+@pytest.mark.slow
+def test_killed_writer_leaves_an_old_or_new_file_never_a_torn_one(tmp_path):
+    rng = random.Random(20261129)
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    saw_a_save = False
+    for round_number in range(12):
+        path = tmp_path / f"round{round_number}" / FILE_NAME
+        writer = subprocess.Popen(
+            [sys.executable, "-c", _WRITER.format(base_size=BASE_SIZE), str(path)],
+            stdout=subprocess.PIPE, env=environment,
+        )
+        assert writer.stdout.readline() == b"ready\n"
+        time.sleep(rng.uniform(0.0, 0.3))
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        writer.stdout.close()
+
+        if not path.exists():  # killed before the first save completed: the "old" file is none
+            continue
+        data = path.read_bytes()
+        versions = data.count("はん".encode())
+        assert data == expected_file(versions), f"round {round_number}: torn file"
+        saw_a_save = True
+
+        history = LearningHistory(path, clock=lambda: 1e9)
+        assert len(history) == BASE_SIZE + versions
+        assert history.load_report.skipped == []
+        assert not list(path.parent.glob(".*.tmp"))  # a killed save's temp file is cleaned up
+    assert saw_a_save
