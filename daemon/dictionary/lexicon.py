@@ -1,0 +1,121 @@
+"""Word lookups straight from a MeCab system dictionary file (sys.dic), by exact reading or by prefix.
+
+MeCab itself only finds the words that cover a sentence; predicting the words that *start* with a prefix needs
+a walk of the file's double-array trie, done here over a memory map (nothing is read up front). Layout, after
+MeCab's dictionary.cpp: a 72-byte header, the double array (8-byte units: int32 base, uint32 check), the
+tokens (16 bytes each) and the NUL-terminated features. In Mozc's dictionary the key is the reading (UTF-8
+hiragana) and the feature is the surface.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+_HEADER = struct.Struct("<10I32s")  # magic, version, type, lexsize, lsize, rsize, dsize, tsize, fsize, dummy
+_UNIT = np.dtype([("base", "<i4"), ("check", "<u4")])
+_TOKEN = np.dtype([("left_id", "<u2"), ("right_id", "<u2"), ("pos_id", "<u2"), ("cost", "<i2"),
+                   ("feature", "<u4"), ("compound", "<u4")])
+_BYTE_VALUES = 256
+_BOS_EOS_ID = 0
+# A short prefix such as か heads hundreds of thousands of words, so prediction walks the trie breadth first
+# (shorter readings first) and stops after this many nodes or once it holds this many words per result asked.
+MAX_PREDICT_NODES = 2000
+PREDICT_POOL_PER_RESULT = 20
+
+
+@dataclass(frozen=True)
+class Word:
+    """A dictionary entry. Its cost is that of the word standing alone: word cost plus the connection costs
+    from a sentence start and to a sentence end, so that words of different parts of speech compare."""
+
+    reading: str
+    surface: str
+    cost: int
+    left_id: int
+    right_id: int
+
+
+class Lexicon:
+    """Exact and predictive lookups in one sys.dic file; `connection(right_id, left_id)` is the dictionary's
+    connection cost."""
+
+    def __init__(self, path: Path, connection: Callable[[int, int], int]) -> None:
+        self._connection = connection
+        with open(path, "rb") as file:
+            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        *_, units_size, tokens_size, _, _, _ = _HEADER.unpack_from(self._map)
+        units = np.frombuffer(self._map, _UNIT, count=units_size // _UNIT.itemsize, offset=_HEADER.size)
+        self._base, self._check = units["base"], units["check"]
+        self._tokens = np.frombuffer(self._map, _TOKEN, count=tokens_size // _TOKEN.itemsize,
+                                     offset=_HEADER.size + units_size)
+        self._features_offset = _HEADER.size + units_size + tokens_size
+
+    def lookup(self, reading: str) -> list[Word]:
+        """Every entry whose reading is exactly `reading`, cheapest first."""
+        key = reading.encode()
+        node = self._walk(key)
+        return [] if node is None else sorted(self._words_at(node, key), key=_by_cost)
+
+    def predict(self, prefix: str, limit: int) -> list[Word]:
+        """The cheapest entries whose reading starts with `prefix` (one per surface), among the first
+        MAX_PREDICT_NODES trie nodes below it."""
+        root = self._walk(prefix.encode()) if prefix else None
+        if root is None:
+            return []
+        found: dict[str, Word] = {}
+        queue = deque([(root, prefix.encode())])
+        for _ in range(MAX_PREDICT_NODES):
+            if not queue or len(found) >= PREDICT_POOL_PER_RESULT * limit:
+                break
+            node, key = queue.popleft()
+            for word in self._words_at(node, key):
+                if word.surface not in found or word.cost < found[word.surface].cost:
+                    found[word.surface] = word
+            queue.extend(self._children(node, key))
+        return sorted(found.values(), key=_by_cost)[:limit]
+
+    # A node is identified, as in MeCab's Darts, by its base value b: the child for byte c sits at b + c + 1
+    # and the node's own value (its words) at b, each valid when that unit's check equals b.
+
+    def _walk(self, key: bytes) -> int | None:
+        node = int(self._base[0])
+        for byte in key:
+            unit = node + byte + 1
+            if unit >= len(self._check) or int(self._check[unit]) != node:
+                return None
+            node = int(self._base[unit])
+        return node
+
+    def _children(self, node: int, key: bytes) -> list[tuple[int, bytes]]:
+        checks = self._check[node + 1:node + 1 + _BYTE_VALUES]
+        return [(int(self._base[node + 1 + byte]), key + bytes((byte,)))
+                for byte in np.flatnonzero(checks == node)]
+
+    def _words_at(self, node: int, key: bytes) -> list[Word]:
+        if node >= len(self._check) or int(self._check[node]) != node or int(self._base[node]) >= 0:
+            return []
+        packed = -int(self._base[node]) - 1  # token index << 8 | token count
+        first, count = packed >> 8, packed & 0xFF
+        reading = key.decode()  # a key with words is a whole reading, so valid UTF-8
+        return [self._word(reading, token) for token in self._tokens[first:first + count]]
+
+    def _word(self, reading: str, token: np.void) -> Word:
+        left_id, right_id = int(token["left_id"]), int(token["right_id"])
+        cost = (self._connection(_BOS_EOS_ID, left_id) + int(token["cost"])
+                + self._connection(right_id, _BOS_EOS_ID))
+        return Word(reading, self._feature(int(token["feature"])), cost, left_id, right_id)
+
+    def _feature(self, offset: int) -> str:
+        start = self._features_offset + offset
+        return self._map[start:self._map.find(b"\0", start)].decode()
+
+
+def _by_cost(word: Word) -> int:
+    return word.cost

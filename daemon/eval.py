@@ -1,0 +1,212 @@
+"""tsuzuri-eval: score a converter on an evaluation set, in process.
+
+    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|beam|auto] [--json] [--per-item FILE] [--limit K]
+
+ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
+(left context, may be empty) and `expected` or `expected_output` (accepted outputs), or Mozc's
+quality-regression results (evaluation.tsv), of which the `Conversion Expected` rows count, with `argument` as
+the one accepted output. Outputs and answers compare after NFKC. Reported: acc@1 and acc@n (an accepted output
+first / among the top n), mincer (mean over items of the lowest character error rate of a top-n candidate
+against an accepted output) and the p50/p95 conversion latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from daemon.dictionary import DictionaryUnavailable, system_dictionary
+from daemon.kana import to_katakana
+
+# (katakana reading, left context, n) -> up to n candidates, best first.
+Converter = Callable[[str, str, int], list[str]]
+_MOZC_EXPECTED = "Conversion Expected"  # rank 0: the top-1 conversion must equal `argument`
+_PROGRESS_STEPS = 10
+
+
+class ConverterUnavailable(RuntimeError):
+    """The mode's converter cannot run here (no model, no dictionary)."""
+
+
+def _dictionary_converter() -> Converter:
+    dictionary = system_dictionary()
+    try:
+        dictionary.load()  # now, so the first item's latency is a conversion's
+    except DictionaryUnavailable as error:
+        raise ConverterUnavailable(str(error)) from error
+    return lambda reading, context, n: [candidate.surface for candidate in dictionary.convert(reading, n)]
+
+
+def _needs_model(mode: str) -> Callable[[], Converter]:
+    def factory() -> Converter:
+        raise ConverterUnavailable(f"mode {mode} needs a model (not available yet)")
+    return factory
+
+
+# Mode -> converter factory: the one registration point; the engine replaces greedy, beam and auto here.
+CONVERTERS: dict[str, Callable[[], Converter]] = {
+    "dictionary": _dictionary_converter,
+    "greedy": _needs_model("greedy"),
+    "beam": _needs_model("beam"),
+    "auto": _dictionary_converter,  # until a model can be loaded
+}
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    id: str
+    reading: str  # katakana
+    context: str
+    expected: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    item: EvalItem
+    candidates: list[str]
+    seconds: float
+    correct_at_1: bool
+    correct_at_n: bool
+    cer: float  # lowest character error rate of a top-n candidate
+
+
+def load_items(path: Path) -> list[EvalItem]:
+    text = path.read_text(encoding="utf-8")
+    return _items_from_mozc_tsv(text) if path.suffix == ".tsv" else _items_from_json(text)
+
+
+def _items_from_json(text: str) -> list[EvalItem]:
+    stripped = text.strip()
+    records = json.loads(stripped) if stripped.startswith("[") else [
+        json.loads(line) for line in stripped.splitlines() if line.strip()]
+    return [EvalItem(str(record.get("id", f"item-{index}")), record["input"],
+                     record.get("context_text", record.get("context", "")), _accepted_outputs(record))
+            for index, record in enumerate(records)]
+
+
+def _accepted_outputs(record: dict) -> tuple[str, ...]:
+    accepted = record["expected_output"] if "expected_output" in record else record["expected"]
+    return (accepted,) if isinstance(accepted, str) else tuple(accepted)
+
+
+def _items_from_mozc_tsv(text: str) -> list[EvalItem]:
+    header, *rows = text.splitlines()
+    columns = header.lstrip("# ").split("\t")
+    if not {"input", "command", "argument"} <= set(columns):
+        raise ValueError(f"not a Mozc evaluation TSV (columns: {columns})")
+    field = {name: index for index, name in enumerate(columns)}
+    return [EvalItem(f"mozc-{line}", to_katakana(values[field["input"]]), "", (values[field["argument"]],))
+            for line, values in enumerate((row.split("\t") for row in rows), start=2)
+            if len(values) == len(columns) and values[field["command"]] == _MOZC_EXPECTED]
+
+
+def char_error_rate(hypothesis: str, reference: str) -> float:
+    """Levenshtein distance over characters, divided by the reference length."""
+    previous = list(range(len(hypothesis) + 1))
+    for i, ref_char in enumerate(reference, start=1):
+        current = [i]
+        for j, hyp_char in enumerate(hypothesis, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref_char != hyp_char)))
+        previous = current
+    return previous[-1] / max(len(reference), 1)
+
+
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def evaluate_item(item: EvalItem, converter: Converter, n: int) -> ItemResult:
+    started = time.perf_counter()
+    candidates = converter(item.reading, item.context, n)[:n]
+    seconds = time.perf_counter() - started
+    accepted = {_nfkc(answer) for answer in item.expected}
+    outputs = [_nfkc(candidate) for candidate in candidates]
+    cer = min(char_error_rate(output, answer) for output in outputs or [""] for answer in accepted)
+    return ItemResult(item, candidates, seconds, bool(outputs) and outputs[0] in accepted,
+                      any(output in accepted for output in outputs), cer)
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(math.ceil(fraction * len(ordered)) - 1, 0)] if ordered else 0.0
+
+
+def summarise(results: Sequence[ItemResult], n: int, mode: str) -> dict:
+    count = max(len(results), 1)
+    latencies = [result.seconds * 1000 for result in results]
+    return {
+        "acc@1": round(sum(r.correct_at_1 for r in results) / count, 4),
+        "acc@n": round(sum(r.correct_at_n for r in results) / count, 4),
+        "mincer": round(sum(r.cer for r in results) / count, 4),
+        "n": n,
+        "p50_ms": round(_percentile(latencies, 0.50), 3),
+        "p95_ms": round(_percentile(latencies, 0.95), 3),
+        "mode": mode,
+        "items": len(results),
+    }
+
+
+def _per_item_record(result: ItemResult) -> dict:
+    item = result.item
+    return {"id": item.id, "input": item.reading, "context": item.context, "expected": list(item.expected),
+            "candidates": result.candidates, "correct@1": result.correct_at_1, "correct@n": result.correct_at_n,
+            "cer": round(result.cer, 4), "ms": round(result.seconds * 1000, 3)}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tsuzuri-eval", description=__doc__.split("\n\n")[0])
+    parser.add_argument("items", type=Path, help="JSON / JSON Lines items, or Mozc's evaluation.tsv")
+    parser.add_argument("--n", type=int, default=5, help="candidates per item scored for acc@n (default 5)")
+    parser.add_argument("--mode", choices=list(CONVERTERS), default="auto", help="converter (default auto)")
+    parser.add_argument("--json", action="store_true", help="end the output with one JSON line of the scores")
+    parser.add_argument("--per-item", type=Path, metavar="FILE", help="write each item's candidates as JSON Lines")
+    parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.n < 1 or (args.limit is not None and args.limit < 0):
+        parser.error("--n must be at least 1 and --limit at least 0")
+    try:
+        items = load_items(args.items)[:args.limit]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        parser.error(f"cannot read items from {args.items}: {error!r}")
+    try:
+        converter = CONVERTERS[args.mode]()
+    except ConverterUnavailable as error:
+        print(f"tsuzuri-eval: error: {error}", file=sys.stderr)
+        return 2
+
+    results: list[ItemResult] = []
+    step = max(len(items) // _PROGRESS_STEPS, 1)
+    for index, item in enumerate(items, start=1):
+        results.append(evaluate_item(item, converter, args.n))
+        if index % step == 0 or index == len(items):
+            correct = sum(r.correct_at_1 for r in results)
+            print(f"tsuzuri-eval: {index}/{len(items)} items, acc@1 {correct / index:.4f}", file=sys.stderr)
+
+    if args.per_item:
+        with args.per_item.open("w", encoding="utf-8") as out:
+            for result in results:
+                out.write(json.dumps(_per_item_record(result), ensure_ascii=False) + "\n")
+    scores = summarise(results, args.n, args.mode)
+    print(f"mode {scores['mode']}  items {scores['items']}  n {scores['n']}\n"
+          f"acc@1 {scores['acc@1']:.4f}  acc@{scores['n']} {scores['acc@n']:.4f}  mincer {scores['mincer']:.4f}  "
+          f"p50 {scores['p50_ms']:.2f} ms  p95 {scores['p95_ms']:.2f} ms")
+    if args.json:
+        print(json.dumps(scores, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

