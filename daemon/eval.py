@@ -1,6 +1,7 @@
 """tsuzuri-eval: score a converter on an evaluation set, in process.
 
-    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|beam|auto] [--json] [--per-item FILE] [--limit K]
+    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|beam|auto] [--model M] [--json] [--per-item FILE]
+                       [--limit K]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
 (left context, may be empty) and `expected` or `expected_output` (accepted outputs), or Mozc's
@@ -35,27 +36,58 @@ class ConverterUnavailable(RuntimeError):
     """The mode's converter cannot run here (no model, no dictionary)."""
 
 
-def _dictionary_converter() -> Converter:
+def _loaded_dictionary():
     dictionary = system_dictionary()
     try:
         dictionary.load()  # now, so the first item's latency is a conversion's
     except DictionaryUnavailable as error:
         raise ConverterUnavailable(str(error)) from error
+    return dictionary
+
+
+def _loaded_engine(options: argparse.Namespace, mode: str):
+    from daemon.engine import Engine, ModelState
+
+    if not options.model:
+        raise ConverterUnavailable(f"mode {mode} needs a model: pass --model NAME_OR_PATH")
+    engine = Engine(n_threads=options.threads)
+    engine.load(options.model)
+    status = engine.wait()
+    if status.state is not ModelState.READY:
+        raise ConverterUnavailable(f"model {options.model} did not load: {status.reason}")
+    return engine
+
+
+def _dictionary_converter(options: argparse.Namespace) -> Converter:
+    dictionary = _loaded_dictionary()
     return lambda reading, context, n: [candidate.surface for candidate in dictionary.convert(reading, n)]
 
 
-def _needs_model(mode: str) -> Callable[[], Converter]:
-    def factory() -> Converter:
-        raise ConverterUnavailable(f"mode {mode} needs a model (not available yet)")
+def _model_converter(width: Callable[[int], int], mode: str) -> Callable[[argparse.Namespace], Converter]:
+    def factory(options: argparse.Namespace) -> Converter:
+        engine = _loaded_engine(options, mode)
+        session = engine.session()
+        return lambda reading, context, n: [c.text for c in session.convert(reading, context, width(n))
+                                            if c.source == "model"]
     return factory
 
 
-# Mode -> converter factory: the one registration point; the engine replaces greedy, beam and auto here.
-CONVERTERS: dict[str, Callable[[], Converter]] = {
+def _auto_converter(options: argparse.Namespace) -> Converter:
+    """What the daemon shows: every source merged (no learning or user dictionary: they are personal)."""
+    from daemon.converter import Converter as MergingConverter
+
+    engine = _loaded_engine(options, "auto") if options.model else None
+    converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine)
+    session = engine.session() if engine is not None else None
+    return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
+
+
+# Mode -> converter factory: the one registration point for conversion strategies.
+CONVERTERS: dict[str, Callable[[argparse.Namespace], Converter]] = {
     "dictionary": _dictionary_converter,
-    "greedy": _needs_model("greedy"),
-    "beam": _needs_model("beam"),
-    "auto": _dictionary_converter,  # until a model can be loaded
+    "greedy": _model_converter(lambda n: 1, "greedy"),
+    "beam": _model_converter(lambda n: n, "beam"),
+    "auto": _auto_converter,
 }
 
 
@@ -169,6 +201,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="end the output with one JSON line of the scores")
     parser.add_argument("--per-item", type=Path, metavar="FILE", help="write each item's candidates as JSON Lines")
     parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items")
+    parser.add_argument("--model", help="registered model name or GGUF path (greedy, beam; optional for auto)")
+    parser.add_argument("--threads", type=int, default=2, help="model threads (default 2)")
     return parser
 
 
@@ -182,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError) as error:
         parser.error(f"cannot read items from {args.items}: {error!r}")
     try:
-        converter = CONVERTERS[args.mode]()
+        converter = CONVERTERS[args.mode](args)
     except ConverterUnavailable as error:
         print(f"tsuzuri-eval: error: {error}", file=sys.stderr)
         return 2

@@ -82,14 +82,30 @@ def test_mozc_evaluation_tsv(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("mode", ["greedy", "beam"])
-def test_model_modes_fail_with_one_line(items_file, capsys, mode):
+def test_model_modes_without_a_model_fail_with_one_line(items_file, capsys, mode):
     assert main([str(items_file), "--mode", mode]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.splitlines() == [f"tsuzuri-eval: error: mode {mode} needs a model (not available yet)"]
+    assert err.splitlines() == [f"tsuzuri-eval: error: mode {mode} needs a model: pass --model NAME_OR_PATH"]
+
+
+def test_broken_model_fails_with_one_line(items_file, tmp_path, capsys):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 100)
+    assert main([str(items_file), "--mode", "greedy", "--model", str(broken)]) == 2
+    assert capsys.readouterr().err.strip().startswith("tsuzuri-eval: error: model ")
+
+
+@pytest.mark.parametrize("mode", ["greedy", "beam", "auto"])
+def test_model_modes_run_on_a_real_gguf(items_file, model_path, capsys, mode):
+    assert main([str(items_file), "--mode", mode, "--model", str(model_path), "--n", "3", "--json"]) == 0
+    scores = last_json_line(capsys.readouterr().out)
+    assert scores["mode"] == mode and scores["items"] == 3
+    if mode == "auto":  # a random model's candidates come first, the dictionary's answers still count at n
+        assert scores["acc@n"] > 0
 
 
 def test_modes_come_from_one_registry(items_file, capsys, monkeypatch):
-    monkeypatch.setitem(tsuzuri_eval.CONVERTERS, "greedy", lambda: lambda reading, context, n: [reading])
+    monkeypatch.setitem(tsuzuri_eval.CONVERTERS, "greedy", lambda options: lambda reading, context, n: [reading])
     assert main([str(items_file), "--mode", "greedy", "--json"]) == 0
     scores = last_json_line(capsys.readouterr().out)
     assert scores["mode"] == "greedy" and scores["acc@1"] == 0.0

@@ -1,0 +1,95 @@
+"""The converter: every candidate source for one reading, merged into the list the user sees.
+
+Order: learning history → user dictionary → model → system dictionary → kana forms → rewriters.
+Duplicates keep their first (highest) place; every candidate says where it came from and carries the
+annotation the candidate window shows beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable
+
+from daemon.dictionary import DictionaryUnavailable, SystemDictionary
+from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelState
+from daemon.kana import to_hiragana, to_katakana
+from daemon.rewriters import rewrite_candidates
+from daemon.userdata.learning import LearningHistory
+from daemon.userdata.user_dictionary import UserDictionary
+
+
+@dataclass(frozen=True)
+class ConversionCandidate:
+    text: str
+    source: str  # learning | user | model | dictionary | kana | rewriter
+    annotation: str = ""
+
+
+class Converter:
+    """Merges the sources; each one is optional (a missing model means dictionary-only service)."""
+
+    def __init__(self, dictionary: SystemDictionary | None = None, engine: Engine | None = None,
+                 user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
+                 model_candidates: int = 3, clock: Callable[[], datetime] = datetime.now):
+        self.dictionary = dictionary
+        self.engine = engine
+        self.user_dictionary = user_dictionary
+        self.learning = learning
+        self.model_candidates = model_candidates
+        self.clock = clock
+
+    def model_ready(self) -> bool:
+        return self.engine is not None and self.engine.status.state is ModelState.READY
+
+    def candidates(self, reading: str, context: str = "", n: int = 10,
+                   session: ConversionSession | None = None, private: bool = False) -> list[ConversionCandidate]:
+        """Candidates for a kana reading, best first. `private` (password fields) skips the learning
+        history. At most `n` come from the system dictionary; the other sources add theirs."""
+        reading = to_hiragana(reading)
+        if not reading:
+            return []
+        merged: list[ConversionCandidate] = []
+        if self.learning is not None and not private:
+            merged += [ConversionCandidate(text, "learning") for text in self.learning.ranked(reading)]
+        suppressed: set[str] = set()
+        if self.user_dictionary is not None:
+            for entry in self.user_dictionary.lookup(reading):
+                if entry.suppresses:
+                    suppressed.add(entry.surface)
+                else:
+                    merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
+        merged += self._model(reading, context, session)
+        merged += self._dictionary(reading, n)
+        merged += [ConversionCandidate(reading, "kana", "ひらがな"),
+                   ConversionCandidate(to_katakana(reading), "kana", "カタカナ")]
+        merged += [ConversionCandidate(r.surface, "rewriter", r.annotation)
+                   for r in rewrite_candidates(reading, now=self.clock())]
+        return unique_texts(c for c in merged if c.text not in suppressed)
+
+    def _model(self, reading: str, context: str, session: ConversionSession | None) -> list[ConversionCandidate]:
+        if not self.model_ready():
+            return []
+        try:
+            found = self.engine.convert(to_katakana(reading), context, self.model_candidates, session)
+        except EngineUnavailable:  # unloaded between the check and the call
+            return []
+        return [ConversionCandidate(c.text, "model") for c in found if c.source == "model"]
+
+    def _dictionary(self, reading: str, n: int) -> list[ConversionCandidate]:
+        if self.dictionary is None:
+            return []
+        try:
+            return [ConversionCandidate(c.surface, "dictionary") for c in self.dictionary.convert(reading, n)]
+        except DictionaryUnavailable:
+            return []
+
+
+def unique_texts(candidates) -> list[ConversionCandidate]:
+    seen: set[str] = set()
+    unique = []
+    for candidate in candidates:
+        if candidate.text and candidate.text not in seen:
+            seen.add(candidate.text)
+            unique.append(candidate)
+    return unique

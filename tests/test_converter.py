@@ -1,0 +1,93 @@
+"""The merged candidate list: sources in order, deduplicated, annotated."""
+
+from datetime import datetime
+
+import pytest
+
+from daemon.converter import Converter
+from daemon.dictionary import system_dictionary
+from daemon.engine import Engine, ModelState
+from daemon.userdata.learning import LearningHistory
+from daemon.userdata.user_dictionary import UserDictionary
+
+NOW = datetime(2026, 11, 29, 19, 48)
+
+
+@pytest.fixture
+def userdata(tmp_path):
+    user = UserDictionary(tmp_path / "user.tsv")
+    learning = LearningHistory(tmp_path / "learning.tsv")
+    return user, learning
+
+
+def converter(userdata, engine=None):
+    user, learning = userdata
+    return Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user, learning=learning,
+                     clock=lambda: NOW)
+
+
+def test_dictionary_only_conversion(userdata):
+    found = converter(userdata).candidates("きょうはいいてんきですね")
+    assert found[0].text == "今日はいい天気ですね" and found[0].source == "dictionary"
+    texts = [c.text for c in found]
+    assert len(texts) == len(set(texts))
+    assert ("きょうはいいてんきですね", "kana") in [(c.text, c.source) for c in found]
+
+
+def test_sources_in_order_learning_user_dictionary_kana_rewriter(userdata):
+    user, learning = userdata
+    user.add("きょう", "京", "名詞", "みやこ")
+    learning.record("きょう", "強")
+    found = converter(userdata).candidates("きょう")
+    sources = [c.source for c in found]
+    assert found[0].text == "強" and sources[0] == "learning"
+    assert (found[1].text, found[1].source, found[1].annotation) == ("京", "user", "みやこ")
+    order = ["learning", "user", "dictionary", "kana", "rewriter"]
+    ranks = [order.index(s) for s in sources]
+    assert ranks == sorted(ranks)
+    assert "2026年11月29日" in [c.text for c in found]  # the date rewriter, from the injected clock
+
+
+def test_duplicates_keep_their_first_place(userdata):
+    user, _ = userdata
+    user.add("きょう", "今日", "名詞")
+    found = converter(userdata).candidates("きょう")
+    assert [c.text for c in found].count("今日") == 1
+    assert next(c for c in found if c.text == "今日").source == "user"
+
+
+def test_suppressed_words_disappear_from_every_source(userdata):
+    user, _ = userdata
+    user.add("きょう", "今日", "抑制単語")
+    assert "今日" not in [c.text for c in converter(userdata).candidates("きょう")]
+
+
+def test_private_fields_skip_learning(userdata):
+    _, learning = userdata
+    learning.record("きょう", "強")
+    assert converter(userdata).candidates("きょう", private=True)[0].text != "強"
+
+
+def test_model_candidates_come_after_personal_ones_and_before_the_dictionary(userdata, model_path):
+    engine = Engine()
+    engine.load(model_path)
+    assert engine.wait(60).state is ModelState.READY
+    user, _ = userdata
+    user.add("きょう", "京", "名詞")
+    found = converter(userdata, engine).candidates("きょう", "", 5, session=engine.session())
+    sources = [c.source for c in found]
+    assert sources[0] == "user" and "model" in sources
+    assert sources.index("model") < sources.index("dictionary")
+    engine.close()
+
+
+def test_a_failed_model_means_dictionary_service(userdata, tmp_path):
+    engine = Engine()
+    engine.load(tmp_path / "missing.gguf")
+    engine.wait(30)
+    found = converter(userdata, engine).candidates("きょうはいいてんきですね")
+    assert found[0].text == "今日はいい天気ですね"
+
+
+def test_empty_reading_gives_nothing(userdata):
+    assert converter(userdata).candidates("") == []
