@@ -43,9 +43,11 @@ class Converter:
         return self.engine is not None and self.engine.status.state is ModelState.READY
 
     def candidates(self, reading: str, context: str = "", n: int = 10,
-                   session: ConversionSession | None = None, private: bool = False) -> list[ConversionCandidate]:
+                   session: ConversionSession | None = None, private: bool = False,
+                   use_model: bool = True) -> list[ConversionCandidate]:
         """Candidates for a kana reading, best first. `private` (password fields) skips the learning
-        history. At most `n` come from the system dictionary; the other sources add theirs."""
+        history; `use_model=False` leaves the model out (single segments: it converts whole sentences).
+        At most `n` come from the system dictionary; the other sources add theirs."""
         reading = to_hiragana(reading)
         if not reading:
             return []
@@ -59,13 +61,37 @@ class Converter:
                     suppressed.add(entry.surface)
                 else:
                     merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
-        merged += self._model(reading, context, session)
+        if use_model:
+            merged += self._model(reading, context, session)
         merged += self._dictionary(reading, n)
         merged += [ConversionCandidate(reading, "kana", "ひらがな"),
                    ConversionCandidate(to_katakana(reading), "kana", "カタカナ")]
         merged += [ConversionCandidate(r.surface, "rewriter", r.annotation)
                    for r in rewrite_candidates(reading, now=self.clock())]
         return unique_texts(c for c in merged if c.text not in suppressed)
+
+    def predictions(self, prefix: str, n: int = 9) -> list[ConversionCandidate]:
+        """Words whose reading starts with `prefix`: the user's own first, then the system dictionary's."""
+        prefix = to_hiragana(prefix)
+        if not prefix:
+            return []
+        found: list[ConversionCandidate] = []
+        if self.user_dictionary is not None:
+            found += [ConversionCandidate(e.surface, "user", e.reading)
+                      for e in self.user_dictionary.lookup_prefix(prefix) if not e.suppresses]
+        if self.dictionary is not None:
+            try:
+                found += [ConversionCandidate(w.surface, "dictionary", w.reading)
+                          for w in self.dictionary.predict(prefix, n)]
+            except DictionaryUnavailable:
+                pass
+        return unique_texts(found)[:n]
+
+    def learn(self, choices: list[tuple[str, str]]) -> None:
+        """Remember what the user chose for each reading (never called for secret fields)."""
+        if self.learning is not None:
+            for reading, surface in choices:
+                self.learning.record(to_hiragana(reading), surface)
 
     def _model(self, reading: str, context: str, session: ConversionSession | None) -> list[ConversionCandidate]:
         if not self.model_ready():

@@ -1,0 +1,424 @@
+"""The input session state machine: keys in, what to show out (pure, platform-free).
+
+Empty → Composing → Converting → commit, plus Predicting (Tab / Down while composing). The session holds
+a composer and, while converting, a list of segments each with its candidates; it asks the converter
+for candidates and never touches D-Bus. Positions are in code points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from daemon.composer import Composer, InputMode, Transliteration
+from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
+from daemon.converter import ConversionCandidate, Converter
+from daemon.keys import Key, key_from_event
+from daemon.kana import to_hiragana
+from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
+                          InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle)
+
+MAX_COMPOSITION_CHARS = 1000  # a reading longer than this is refused key by key, not truncated
+LABELS = "123456789"
+FULLWIDTH_SPACE = "\u3000"
+
+DEFAULT_BINDINGS = {
+    "convert": ("space", "Henkan"),
+    "commit": ("Return", "KP_Enter"),
+    "cancel": ("Escape",),
+    "backspace": ("BackSpace",),
+    "next_candidate": ("Down",),
+    "prev_candidate": ("Up",),
+    "page_down": ("Page_Down",),
+    "page_up": ("Page_Up",),
+    "predict": ("Tab",),
+    "focus_left": ("Left",),
+    "focus_right": ("Right",),
+    "toggle_input": ("Zenkaku_Hankaku", "Kanji"),
+}
+FUNCTION_KEYS = {"F6": Transliteration.HIRAGANA, "F7": Transliteration.KATAKANA,
+                 "F8": Transliteration.HALFWIDTH_KATAKANA, "F9": Transliteration.FULLWIDTH_ASCII,
+                 "F10": Transliteration.HALFWIDTH_ASCII}
+
+
+class Phase(Enum):
+    EMPTY = "empty"
+    COMPOSING = "composing"
+    CONVERTING = "converting"
+    PREDICTING = "predicting"
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    page_size: int = 9
+    dictionary_candidates: int = 20
+    live_conversion: bool = False
+    context_chars: int = 40
+    learning: bool = True
+    bindings: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
+
+    def action(self, key: Key) -> str | None:
+        for action, names in self.bindings.items():
+            if key.name in names:
+                return action
+        return None
+
+
+@dataclass
+class Segment:
+    reading: str
+    candidates: list[ConversionCandidate]
+    index: int = 0
+
+    @property
+    def text(self) -> str:
+        return self.candidates[self.index].text
+
+
+class InputSession:
+    def __init__(self, converter: Converter, settings: SessionSettings | None = None):
+        self.converter = converter
+        self.settings = settings or SessionSettings()
+        self.composer = Composer()
+        self.phase = Phase.EMPTY
+        self.segments: list[Segment] = []
+        self.focus = 0
+        self.window_open = False
+        self.purpose = InputPurpose.FREE_FORM
+        self.committed = ""  # recent commits of this session: left context when the app sends none
+        self.surrounding: str | None = None  # text before the cursor, as the app last reported it
+        self.model_session = converter.engine.session() if converter.engine is not None else None
+        self.live_text: str | None = None  # live conversion of the current composition
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def handle_key(self, keyval: int, modifiers: int, request_id: int = 0) -> Output:
+        key = key_from_event(keyval, modifiers)
+        if key is None or self.composer.mode is InputMode.DIRECT and self.settings.action(key) != "toggle_input":
+            return self._output(request_id, consumed=False)
+        handler = {Phase.EMPTY: self._key_empty, Phase.COMPOSING: self._key_composing,
+                   Phase.CONVERTING: self._key_converting, Phase.PREDICTING: self._key_predicting}[self.phase]
+        consumed, commit = handler(key)
+        return self._output(request_id, consumed, commit)
+
+    def select_candidate(self, index: int, request_id: int = 0) -> Output:
+        """A click in the candidate window: choose that candidate (index into all items)."""
+        if self.phase in (Phase.CONVERTING, Phase.PREDICTING) and 0 <= index < len(self._focused().candidates):
+            self._focused().index = index
+            return self._output(request_id, True, self._choose())
+        return self._output(request_id, consumed=False)
+
+    def set_surrounding_text(self, text: str, cursor: int) -> None:
+        self.surrounding = text[:cursor]
+
+    def focus_in(self, purpose: InputPurpose) -> None:
+        self.purpose = purpose
+
+    def focus_out(self) -> Output:
+        """Leaving the field commits what is there, as the user sees it (nothing is lost)."""
+        return self._output(0, True, self._commit_all())
+
+    def reset(self) -> Output:
+        self._clear()
+        return self._output(0, True)
+
+    def set_mode(self, mode: str) -> Output:
+        commit = self._commit_all() if mode == InputMode.DIRECT.value else ""
+        self.composer = self.composer.set_mode(InputMode(mode))
+        return self._output(0, True, commit)
+
+    def close(self) -> None:
+        if self.model_session is not None:
+            self.model_session.close()
+
+    @property
+    def context(self) -> str:
+        left = self.surrounding if self.surrounding is not None else self.committed
+        return left[-self.settings.context_chars:] if self.settings.context_chars else ""
+
+    @property
+    def private(self) -> bool:
+        return self.purpose.is_secret
+
+    # -- per-phase key handling: each returns (consumed, text to commit) ---------------------------
+
+    def _key_empty(self, key: Key) -> tuple[bool, str]:
+        action = self.settings.action(key)
+        if action == "toggle_input":
+            return True, self._toggle_input()
+        if action == "convert" and key.name == "space" and not key.shift and not key.control:
+            return True, FULLWIDTH_SPACE  # as Mozc does in kana modes; Shift+Space leaves a plain space
+        if key.printable and key.name != " ":
+            return self._insert(key.printable), ""
+        return False, ""
+
+    def _key_composing(self, key: Key) -> tuple[bool, str]:
+        action = self.settings.action(key)
+        if key.name in FUNCTION_KEYS:
+            self._start_conversion([Segment(self.composer.reading(), [ConversionCandidate(
+                self.composer.transliterate(FUNCTION_KEYS[key.name]), "kana")])])
+            return True, ""
+        if action == "convert":
+            self._start_conversion(self._whole_reading_segments())
+            return True, ""
+        if action == "commit":
+            return True, self._commit_all()
+        if action == "cancel":
+            self._clear()
+            return True, ""
+        if action == "backspace":
+            self.composer = self.composer.backspace()
+            self._after_composer_change()
+            return True, ""
+        if action in ("predict", "next_candidate") and not self.private:
+            return True, self._start_prediction()
+        if action == "toggle_input":
+            return True, self._toggle_input()
+        if key.printable:
+            return self._insert(key.printable), ""
+        # Cursor keys and the like would move the application's caret under the preedit: swallow them.
+        return not (key.control or key.alt), ""
+
+    def _key_converting(self, key: Key) -> tuple[bool, str]:
+        action = self.settings.action(key)
+        segment = self._focused()
+        if action in ("convert", "next_candidate"):  # the second Space opens the window on candidate 2
+            self._move_cursor(1)
+            self.window_open = True
+        elif action == "prev_candidate":
+            self._move_cursor(-1)
+            self.window_open = True
+        elif action in ("page_down", "page_up"):
+            self._move_cursor(self.settings.page_size * (1 if action == "page_down" else -1))
+            self.window_open = True
+        elif action == "commit":
+            return True, self._commit_all()
+        elif action in ("cancel", "backspace"):
+            self._back_to_composing()
+        elif action in ("focus_left", "focus_right"):
+            step = -1 if action == "focus_left" else 1
+            if key.shift:
+                self._resize_focused(step)
+            else:
+                self._split_whole()
+                self.focus = min(max(self.focus + step, 0), len(self.segments) - 1)
+                self.window_open = False
+        elif key.name in FUNCTION_KEYS:
+            self._transliterate_focused(FUNCTION_KEYS[key.name])
+        elif self.window_open and key.name in LABELS[:self.settings.page_size] and not key.control:
+            index = self._page_start() + LABELS.index(key.name)
+            if index < len(segment.candidates):
+                segment.index = index
+                return True, self._choose()
+        elif action == "toggle_input":
+            return True, self._toggle_input()
+        elif key.printable:  # typing on commits the conversion and starts a new composition
+            commit = self._commit_all()
+            return self._insert(key.printable), commit
+        else:
+            return not (key.control or key.alt), ""
+        return True, ""
+
+    def _key_predicting(self, key: Key) -> tuple[bool, str]:
+        action = self.settings.action(key)
+        if action in ("predict", "next_candidate", "convert"):
+            self._move_cursor(1)
+        elif action == "prev_candidate":
+            self._move_cursor(-1)
+        elif action in ("page_down", "page_up"):
+            self._move_cursor(self.settings.page_size * (1 if action == "page_down" else -1))
+        elif action == "commit":
+            return True, self._commit_all()
+        elif action in ("cancel", "backspace"):
+            self._back_to_composing()
+        elif key.name in LABELS[:self.settings.page_size] and not key.control:
+            index = self._page_start() + LABELS.index(key.name)
+            if index < len(self._focused().candidates):
+                self._focused().index = index
+                return True, self._commit_all()
+        elif key.printable:
+            self._back_to_composing()
+            return self._insert(key.printable), ""
+        return True, ""
+
+    # -- transitions ----------------------------------------------------------------------------
+
+    def _insert(self, char: str) -> bool:
+        if len(self.composer.raw()) >= MAX_COMPOSITION_CHARS:
+            return True  # swallowed: the composition is already as long as we allow
+        self.composer = self.composer.insert(char)
+        self._after_composer_change()
+        return True
+
+    def _after_composer_change(self) -> None:
+        self.live_text = None
+        self.phase = Phase.COMPOSING if self.composer.raw() else Phase.EMPTY
+
+    def _whole_reading_segments(self) -> list[Segment]:
+        """One segment for the whole reading: whole-sentence candidates (model, dictionary N-best)."""
+        reading = self.composer.reading()
+        candidates = self.converter.candidates(reading, self.context, self.settings.dictionary_candidates,
+                                               self.model_session, self.private)
+        return [Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, "kana")])]
+
+    def _start_conversion(self, segments: list[Segment]) -> None:
+        self.segments = segments
+        self.focus = 0
+        self.window_open = False
+        self.phase = Phase.CONVERTING
+
+    def _start_prediction(self) -> str:
+        predictions = self.converter.predictions(self.composer.reading(), self.settings.page_size)
+        if not predictions:
+            return ""
+        self.segments = [Segment(self.composer.reading(), predictions)]
+        self.focus = 0
+        self.window_open = True
+        self.phase = Phase.PREDICTING
+        return ""
+
+    def _back_to_composing(self) -> None:
+        self.segments = []
+        self.window_open = False
+        self._after_composer_change()
+
+    def _split_whole(self) -> None:
+        """Segment operations on a whole-sentence conversion first cut it into dictionary bunsetsu."""
+        if len(self.segments) != 1 or self.converter.dictionary is None:
+            return
+        reading = self.segments[0].reading
+        split = self.converter.dictionary.segments(reading, self.settings.dictionary_candidates)
+        if len(split) > 1:
+            self.segments = [self._segment(s.reading, s.candidates[0].surface) for s in split]
+            self.focus = 0
+
+    def _segment(self, reading: str, first: str) -> Segment:
+        """A segment whose first candidate is the dictionary's choice in context."""
+        candidates = [ConversionCandidate(first, "dictionary")] + self.converter.candidates(
+            reading, self.context, self.settings.dictionary_candidates, private=self.private, use_model=False)
+        seen, unique = set(), []
+        for candidate in candidates:
+            if candidate.text not in seen:
+                seen.add(candidate.text)
+                unique.append(candidate)
+        return Segment(reading, unique[:MAX_CANDIDATES])
+
+    def _resize_focused(self, step: int) -> None:
+        """Shift+Left/Right: the focused segment loses or gains one character; what follows re-converts."""
+        self._split_whole()
+        dictionary = self.converter.dictionary
+        if dictionary is None:
+            return
+        reading = "".join(s.reading for s in self.segments)
+        start = sum(len(s.reading) for s in self.segments[:self.focus])
+        end = start + len(self.segments[self.focus].reading) + step
+        if not start < end <= len(reading):
+            return
+        kept = self.segments[:self.focus]
+        boundaries = [sum(len(s.reading) for s in kept[:i + 1]) for i in range(len(kept))] + [end]
+        converted = dictionary.convert_segments(reading, boundaries, self.settings.dictionary_candidates)
+        self.segments = kept + [self._segment(s.reading, s.candidates[0].surface)
+                                for s in converted[len(kept):]]
+        self.window_open = False
+
+    def _transliterate_focused(self, form: Transliteration) -> None:
+        segment = self._focused()
+        if len(self.segments) == 1:
+            text = self.composer.transliterate(form)
+        else:
+            text = {Transliteration.HIRAGANA: to_hiragana(segment.reading),
+                    Transliteration.KATAKANA: to_fullwidth_katakana(segment.reading),
+                    Transliteration.HALFWIDTH_KATAKANA: to_halfwidth_katakana(segment.reading)}.get(form)
+        if text is not None:
+            segment.candidates.insert(0, ConversionCandidate(text, "kana"))
+            segment.index = 0
+
+    def _move_cursor(self, step: int) -> None:
+        segment = self._focused()
+        segment.index = (segment.index + step) % len(segment.candidates)
+
+    def _choose(self) -> str:
+        """A candidate was picked: the next segment gets focus, or everything commits after the last."""
+        self.window_open = False
+        if self.phase is Phase.CONVERTING and self.focus < len(self.segments) - 1:
+            self.focus += 1
+            return ""
+        return self._commit_all()
+
+    def _commit_all(self) -> str:
+        if self.phase in (Phase.CONVERTING, Phase.PREDICTING):
+            text = "".join(s.text for s in self.segments)
+            if self.settings.learning and not self.private:
+                self.converter.learn([(s.reading, s.text) for s in self.segments
+                                      if self.phase is Phase.CONVERTING or s.text])
+        elif self.phase is Phase.COMPOSING:
+            text = self.live_text or self.composer.reading()
+        else:
+            text = ""
+        self._clear()
+        if text and not self.private:
+            self.committed = (self.committed + text)[-max(self.settings.context_chars, 1):]
+        return text
+
+    def _toggle_input(self) -> str:
+        commit = self._commit_all()
+        mode = InputMode.HIRAGANA if self.composer.mode is InputMode.DIRECT else InputMode.DIRECT
+        self.composer = self.composer.set_mode(mode)
+        return commit
+
+    def _clear(self) -> None:
+        self.composer = self.composer.clear()
+        self.segments = []
+        self.focus = 0
+        self.window_open = False
+        self.live_text = None
+        self.phase = Phase.EMPTY
+
+    # -- live conversion ----------------------------------------------------------------------------
+
+    def live_conversion(self) -> str | None:
+        """The top candidate for the current composition (slow: the caller runs it off the event loop
+        and drops it if a newer key arrived meanwhile)."""
+        if not self.settings.live_conversion or self.phase is not Phase.COMPOSING:
+            return None
+        candidates = self.converter.candidates(self.composer.reading(), self.context, 1, self.model_session,
+                                               self.private)
+        return candidates[0].text if candidates else None
+
+    def show_live(self, text: str | None, request_id: int = 0) -> Output:
+        self.live_text = text
+        return self._output(request_id, True)
+
+    # -- output ---------------------------------------------------------------------------------
+
+    def _focused(self) -> Segment:
+        return self.segments[self.focus]
+
+    def _page_start(self) -> int:
+        return self._focused().index // self.settings.page_size * self.settings.page_size
+
+    def _output(self, request_id: int, consumed: bool, commit: str = "") -> Output:
+        segments: list[PreeditSegment] = []
+        window = None
+        aux = ""
+        if self.phase is Phase.COMPOSING:
+            shown = self.live_text or self.composer.preedit()
+            segments = [PreeditSegment(shown[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]
+        elif self.phase in (Phase.CONVERTING, Phase.PREDICTING):
+            if self.phase is Phase.PREDICTING:
+                segments = [PreeditSegment(self.composer.preedit()[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]
+            else:
+                segments = [PreeditSegment(s.text, SegmentStyle.HIGHLIGHT if i == self.focus
+                                           else SegmentStyle.UNDERLINE) for i, s in enumerate(self.segments)]
+            if self.window_open:
+                focused = self._focused()
+                window = CandidateWindow(
+                    items=tuple(CandidateItem(c.text[:MAX_CANDIDATE_CHARS], c.annotation)
+                                for c in focused.candidates),
+                    cursor=focused.index, page_size=self.settings.page_size,
+                    labels=LABELS[:self.settings.page_size])
+                aux = f"{focused.reading[:200]} {focused.index + 1}/{len(focused.candidates)}"
+        cursor = sum(len(s.text) for s in segments)
+        return Output(request_id=request_id, consumed=consumed, commit=commit[:MAX_TEXT_CHARS],
+                      preedit=Preedit(tuple(segments), min(cursor, MAX_TEXT_CHARS)), candidates=window,
+                      aux=aux, mode=self.composer.mode.value)

@@ -1,0 +1,190 @@
+"""The session state machine, driven key by key with the real dictionary converter."""
+
+import pytest
+
+from daemon.converter import Converter
+from daemon.dictionary import system_dictionary
+from daemon.keys import keyval_of
+from daemon.session import FULLWIDTH_SPACE, InputSession, Phase, SessionSettings
+from daemon.userdata.learning import LearningHistory
+from daemon.userdata.user_dictionary import UserDictionary
+from ime_protocol import RELEASE_MASK, SHIFT_MASK, CONTROL_MASK, InputPurpose, SegmentStyle
+
+
+@pytest.fixture
+def learning(tmp_path):
+    return LearningHistory(tmp_path / "learning.tsv")
+
+
+@pytest.fixture
+def session(tmp_path, learning):
+    converter = Converter(dictionary=system_dictionary(), user_dictionary=UserDictionary(tmp_path / "u.tsv"),
+                          learning=learning)
+    return InputSession(converter)
+
+
+def press(session, *names, modifiers=0):
+    out = None
+    for name in names:
+        out = session.handle_key(keyval_of(name), modifiers)
+    return out
+
+
+def type_text(session, text):
+    return press(session, *text)
+
+
+def test_typing_composes_and_shows_pending_romaji(session):
+    out = type_text(session, "kyouky")
+    assert out.consumed and out.preedit.text == "きょうky"
+    assert out.preedit.segments[0].style is SegmentStyle.UNDERLINE
+    assert out.preedit.cursor == len("きょうky") and session.phase is Phase.COMPOSING
+
+
+def test_space_converts_and_enter_commits(session, learning):
+    type_text(session, "kyouhaiitenkidesune")
+    out = press(session, "space")
+    assert out.preedit.text == "今日はいい天気ですね" and out.candidates is None
+    out = press(session, "Return")
+    assert out.commit == "今日はいい天気ですね" and out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert learning.ranked("きょうはいいてんきですね") == ["今日はいい天気ですね"]
+
+
+def test_second_space_opens_the_window_on_the_next_candidate(session):
+    type_text(session, "kanji")
+    press(session, "space")
+    out = press(session, "space")
+    assert out.candidates is not None and out.candidates.cursor == 1
+    assert out.preedit.text == out.candidates.items[1].text
+    assert out.candidates.labels == "123456789"
+
+
+def test_digit_chooses_from_the_window_and_commits(session):
+    type_text(session, "kanji")
+    press(session, "space", "space")
+    items = session._focused().candidates
+    out = press(session, "3")
+    assert out.commit == items[2].text
+
+
+def test_escape_steps_back(session):
+    type_text(session, "kanji")
+    press(session, "space")
+    out = press(session, "Escape")
+    assert out.preedit.text == "かんじ" and session.phase is Phase.COMPOSING
+    out = press(session, "Escape")
+    assert out.preedit.text == "" and session.phase is Phase.EMPTY
+
+
+def test_backspace_then_empty_passes_keys_on(session):
+    type_text(session, "ka")
+    out = press(session, "BackSpace")
+    assert out.consumed and out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert not press(session, "BackSpace").consumed
+
+
+def test_enter_commits_the_kana_with_a_trailing_n(session):
+    type_text(session, "nihon")
+    assert press(session, "Return").commit == "にほん"
+
+
+def test_segments_focus_and_resize(session):
+    type_text(session, "kokodehakimonowonugu")
+    press(session, "space")
+    out = press(session, "Right")
+    assert len(out.preedit.segments) >= 3
+    assert [s.style for s in out.preedit.segments][:2] == [SegmentStyle.UNDERLINE, SegmentStyle.HIGHLIGHT]
+    press(session, "Left")
+    before = [s.reading for s in session.segments]
+    assert before[0] == "ここでは"
+    out = press(session, "Left", modifiers=SHIFT_MASK)  # shrink ここでは → ここで
+    assert [s.reading for s in session.segments][0] == "ここで"
+    assert "".join(s.reading for s in session.segments) == "ここではきものをぬぐ"
+    assert out.preedit.text.startswith("ここで")
+
+
+def test_typing_while_converting_commits_first(session):
+    type_text(session, "kanji")
+    shown = press(session, "space").preedit.text
+    out = press(session, "a")
+    assert out.commit == shown != "かんじ" and out.preedit.text == "あ"
+
+
+def test_function_keys_transliterate(session):
+    type_text(session, "tokyo")
+    assert press(session, "F7").preedit.text == "トキョ"
+    press(session, "Escape")
+    assert press(session, "F10").preedit.text == "tokyo"
+    press(session, "Escape")
+    assert press(session, "F9").preedit.text == "ｔｏｋｙｏ"
+
+
+def test_tab_predicts(session):
+    type_text(session, "konnnichi")
+    out = press(session, "Tab")
+    assert out.candidates is not None and "こんにちは" in [i.text for i in out.candidates.items]
+    out = press(session, "1")
+    assert out.commit and session.phase is Phase.EMPTY
+
+
+def test_password_fields_neither_learn_nor_predict(session, learning):
+    session.focus_in(InputPurpose.PASSWORD)
+    type_text(session, "kanji")
+    assert press(session, "Tab").candidates is None
+    press(session, "space")
+    assert press(session, "Return").commit
+    assert len(learning) == 0
+
+
+def test_space_on_empty_is_a_fullwidth_space(session):
+    assert press(session, "space").commit == FULLWIDTH_SPACE
+    out = session.handle_key(keyval_of("space"), SHIFT_MASK)
+    assert not out.consumed
+
+
+def test_releases_and_shortcuts_pass_through(session):
+    assert not session.handle_key(keyval_of("a"), RELEASE_MASK).consumed
+    assert not session.handle_key(keyval_of("c"), CONTROL_MASK).consumed
+    assert session.phase is Phase.EMPTY
+
+
+def test_direct_mode_passes_everything_and_toggles_back(session):
+    press(session, "Zenkaku_Hankaku")
+    assert session.composer.mode.value == "direct"
+    assert not press(session, "a").consumed
+    press(session, "Zenkaku_Hankaku")
+    assert press(session, "a").preedit.text == "あ"
+
+
+def test_left_context_comes_from_commits_or_surrounding_text(session):
+    type_text(session, "kanji")
+    press(session, "Return")
+    assert session.context == "かんじ"
+    session.set_surrounding_text("前の文です。後ろ", 6)
+    assert session.context == "前の文です。"
+
+
+def test_click_selects_a_candidate(session):
+    type_text(session, "kanji")
+    press(session, "space", "space")
+    text = session._focused().candidates[4].text
+    assert session.select_candidate(4).commit == text
+
+
+def test_focus_out_commits_what_is_shown(session):
+    type_text(session, "kanji")
+    assert session.focus_out().commit == "かんじ"
+
+
+def test_composition_length_is_bounded(session):
+    out = type_text(session, "a" * 1005)
+    assert out.consumed and len(session.composer.raw()) == 1000
+
+
+def test_live_conversion_shows_the_top_candidate(tmp_path):
+    converter = Converter(dictionary=system_dictionary())
+    session = InputSession(converter, SessionSettings(live_conversion=True))
+    type_text(session, "kyouhaiitenki")
+    out = session.show_live(session.live_conversion())
+    assert out.preedit.text == "今日はいい天気"
+    assert press(session, "Return").commit == "今日はいい天気"
