@@ -7,11 +7,12 @@ for candidates and never touches D-Bus. Positions are in code points.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 
 from daemon.composer import Composer, InputMode, Transliteration
 from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
+from daemon.config import KeyBindings
 from daemon.converter import ConversionCandidate, Converter
 from daemon.keys import Key, key_from_event
 from daemon.kana import to_hiragana
@@ -22,20 +23,12 @@ MAX_COMPOSITION_CHARS = 1000  # a reading longer than this is refused key by key
 LABELS = "123456789"
 FULLWIDTH_SPACE = "\u3000"
 
-DEFAULT_BINDINGS = {
-    "convert": ("space", "Henkan"),
-    "commit": ("Return", "KP_Enter"),
-    "cancel": ("Escape",),
-    "backspace": ("BackSpace",),
-    "next_candidate": ("Down",),
-    "prev_candidate": ("Up",),
-    "page_down": ("Page_Down",),
-    "page_up": ("Page_Up",),
-    "predict": ("Tab",),
-    "focus_left": ("Left",),
-    "focus_right": ("Right",),
-    "toggle_input": ("Zenkaku_Hankaku", "Kanji"),
-}
+def bindings_of(keys: KeyBindings) -> dict[str, tuple[str, ...]]:
+    """action → key names, from the configuration's key bindings."""
+    return {f.name: tuple(getattr(keys, f.name)) for f in fields(keys)}
+
+
+DEFAULT_BINDINGS = bindings_of(KeyBindings())
 FUNCTION_KEYS = {"F6": Transliteration.HIRAGANA, "F7": Transliteration.KATAKANA,
                  "F8": Transliteration.HALFWIDTH_KATAKANA, "F9": Transliteration.FULLWIDTH_ASCII,
                  "F10": Transliteration.HALFWIDTH_ASCII}
@@ -126,6 +119,10 @@ class InputSession:
         commit = self._commit_all() if mode == InputMode.DIRECT.value else ""
         self.composer = self.composer.set_mode(InputMode(mode))
         return self._output(0, True, commit)
+
+    def current_output(self) -> Output:
+        """What to show now (the answer to messages that change no text, such as FocusIn)."""
+        return self._output(0, True)
 
     def close(self) -> None:
         if self.model_session is not None:

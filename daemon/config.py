@@ -1,0 +1,314 @@
+"""The user's configuration: $XDG_CONFIG_HOME/tsuzuri/config.toml, checked setting by setting.
+
+The dataclasses below are the schema. Each field carries its type, default, comment and (for
+integers) its range; SCHEMA flattens them into one table keyed by the dotted name used in the
+file ("candidates.page_size"), and that one table both validates a file and renders the
+commented default file written on first run.
+
+A value that fails its check is reported and the previous value kept, so one typo never resets
+or breaks the other settings; a file that is not TOML at all keeps the whole previous configuration.
+"""
+
+import difflib
+import os
+import tomllib
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.keys import NAME_KEYSYMS, keyval_of
+from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes
+
+CONFIG_FILE_NAME = "config.toml"
+
+KeyNames = tuple[str, ...]
+
+_FILE_HEADER = """\
+# Tsuzuri configuration, written with the default values on first run.
+# A value that is not valid is reported in the daemon's log and its previous setting is kept.
+"""
+
+
+def _setting(default: Any, comment: str, *, bounds: tuple[int, int] | None = None) -> Any:
+    """A schema entry: a dataclass field whose metadata holds its comment and integer range."""
+    return field(default=default, metadata={"comment": comment, "bounds": bounds})
+
+
+@dataclass(frozen=True)
+class CandidateSettings:
+    """Candidate lists."""
+
+    page_size: int = _setting(9, "Candidates shown per page of the candidate window", bounds=(1, 9))
+    beam_width: int = _setting(5, "Beam width of the model's search: wider finds more but takes longer",
+                               bounds=(1, 16))
+    model_candidates: int = _setting(3, "How many of the model's conversions to offer (0: dictionary only)",
+                                     bounds=(0, 16))
+
+
+@dataclass(frozen=True)
+class ConversionSettings:
+    """Conversion."""
+
+    live: bool = _setting(False, "Live conversion: show the top candidate while typing")
+    context_chars: int = _setting(40, "Characters of text before the cursor that the model sees as context",
+                                  bounds=(0, 200))
+    learning: bool = _setting(True, "Learn from committed conversions and rank them first next time")
+
+
+@dataclass(frozen=True)
+class KeyBindings:
+    """Key bindings: lists of X11 key names (space, Return, Henkan, Page_Down, F7, ...) or single
+    characters. An empty list [] leaves an action without a key."""
+
+    convert: KeyNames = _setting(("space", "Henkan"), "Convert the reading")
+    commit: KeyNames = _setting(("Return", "KP_Enter"), "Commit the preedit")
+    cancel: KeyNames = _setting(("Escape",), "Cancel the conversion, or clear the reading")
+    backspace: KeyNames = _setting(("BackSpace",), "Delete the character before the cursor")
+    next_candidate: KeyNames = _setting(("Down",), "Select the next candidate")
+    prev_candidate: KeyNames = _setting(("Up",), "Select the previous candidate")
+    page_down: KeyNames = _setting(("Page_Down",), "Show the next page of candidates")
+    page_up: KeyNames = _setting(("Page_Up",), "Show the previous page of candidates")
+    predict: KeyNames = _setting(("Tab",), "Show predictions that complete the reading")
+    focus_left: KeyNames = _setting(("Left",), "Move to the segment on the left")
+    focus_right: KeyNames = _setting(("Right",), "Move to the segment on the right")
+    toggle_input: KeyNames = _setting(("Zenkaku_Hankaku", "Kanji"), "Switch Japanese input on or off")
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str = _setting("default", "Conversion model: a registered name (`tsuzuri-model list`) or a GGUF file path")
+    threads: int = _setting(2, "CPU threads the model may use", bounds=(1, 16))
+    candidates: CandidateSettings = field(default_factory=CandidateSettings)
+    conversion: ConversionSettings = field(default_factory=ConversionSettings)
+    keys: KeyBindings = field(default_factory=KeyBindings)
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # as written in the file: "threads", "candidates.page_size"
+    kind: Any  # the field's annotation: int, bool, str or KeyNames
+    default: Any
+    comment: str
+    bounds: tuple[int, int] | None
+
+
+def _schema_fields(owner: type, prefix: str = "") -> Iterator[Setting]:
+    hints = typing.get_type_hints(owner)
+    for entry in fields(owner):
+        kind = hints[entry.name]
+        if is_dataclass(kind):
+            yield from _schema_fields(kind, f"{prefix}{entry.name}.")
+        else:
+            yield Setting(prefix + entry.name, kind, entry.default, entry.metadata["comment"],
+                          entry.metadata["bounds"])
+
+
+SCHEMA: dict[str, Setting] = {setting.key: setting for setting in _schema_fields(Config)}
+SECTIONS: dict[str, type] = {name: kind for name, kind in typing.get_type_hints(Config).items()
+                             if is_dataclass(kind)}
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+def _check_int(setting: Setting, value: Any) -> int:
+    low, high = setting.bounds
+    # TOML's true is a bool, which Python counts as an int: refuse it explicitly.
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"expected an integer from {low} to {high}")
+    return value
+
+
+def _check_bool(setting: Setting, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return value
+
+
+def _check_text(setting: Setting, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("expected a non-empty string")
+    if any(char < " " or char == "\x7f" for char in value):
+        raise ValueError("control characters are not allowed")
+    return value
+
+
+def _check_key_names(setting: Setting, value: Any) -> KeyNames:
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise ValueError('expected a list of key names, like ["space", "Henkan"]')
+    for name in value:
+        try:
+            keyval_of(name)
+        except ValueError:
+            close = difflib.get_close_matches(name, NAME_KEYSYMS, n=1)
+            hint = f" (did you mean {_toml_value(close[0])}?)" if close else ""
+            raise ValueError(f"unknown key name {_toml_value(name)}{hint}") from None
+    return tuple(value)
+
+
+_CHECKS: dict[Any, Callable[[Setting, Any], Any]] = {
+    int: _check_int, bool: _check_bool, str: _check_text, KeyNames: _check_key_names,
+}
+
+
+def check_value(setting: Setting, value: Any) -> Any:
+    """The value to store for `setting` (lists become tuples); ValueError says what is wrong."""
+    return _CHECKS[setting.kind](setting, value)
+
+
+def _flatten(config: Config) -> dict[str, Any]:
+    values = {}
+    for key in SCHEMA:
+        value: Any = config
+        for part in key.split("."):
+            value = getattr(value, part)
+        values[key] = value
+    return values
+
+
+def _build(values: dict[str, Any], owner: type = Config, prefix: str = "") -> Any:
+    hints = typing.get_type_hints(owner)
+    return owner(**{
+        entry.name: (_build(values, hints[entry.name], f"{prefix}{entry.name}.")
+                     if is_dataclass(hints[entry.name]) else values[prefix + entry.name])
+        for entry in fields(owner)
+    })
+
+
+def _apply_setting(key: str, value: Any, values: dict[str, Any], old_values: dict[str, Any],
+                   problems: list[str]) -> None:
+    setting = SCHEMA.get(key)
+    if setting is None:
+        problems.append(f"unknown section [{key}], ignored" if isinstance(value, dict)
+                        else f"unknown setting {key!r}, ignored")
+        return
+    try:
+        values[key] = check_value(setting, value)
+    except ValueError as exc:
+        values[key] = old_values[key]
+        problems.append(f"{key} = {_toml_value(value)}: {exc}; keeping {_toml_value(old_values[key])}")
+
+
+def parse_config(text: str, previous: Config | None = None) -> tuple[Config, list[str]]:
+    """The configuration that `text` describes, and what is wrong with it.
+
+    A setting missing from `text` takes its default; a bad value keeps its `previous` value
+    (the defaults when None); broken TOML keeps all of `previous`.
+    """
+    previous = previous or Config()
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return previous, [f"not valid TOML, keeping the previous configuration: {exc}"]
+    old_values = _flatten(previous)
+    values = _flatten(Config())
+    problems: list[str] = []
+    for name, value in document.items():
+        if name not in SECTIONS:
+            _apply_setting(name, value, values, old_values, problems)
+        elif isinstance(value, dict):
+            for inner_name, inner_value in value.items():
+                _apply_setting(f"{name}.{inner_name}", inner_value, values, old_values, problems)
+        else:
+            problems.append(f"{name} = {_toml_value(value)}: expected a [{name}] table; "
+                            f"keeping the previous [{name}] settings")
+            values.update((key, old) for key, old in old_values.items() if key.startswith(f"{name}."))
+    return _build(values), problems
+
+
+# -- rendering ------------------------------------------------------------------------------------
+
+def _toml_value(value: Any) -> str:
+    """TOML for the setting types; also how problem messages quote whatever a file contained."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + "".join(map(_escape_char, value)) + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(_toml_value, value)) + "]"
+    return str(value)
+
+
+def _escape_char(char: str) -> str:
+    if char in '"\\':
+        return "\\" + char
+    if char < " " or char == "\x7f":  # TOML strings may not hold control characters raw
+        return f"\\u{ord(char):04x}"
+    return char
+
+
+def _comment(setting: Setting) -> str:
+    limits = f"{setting.bounds[0]} to {setting.bounds[1]}, " if setting.bounds else ""
+    return f"# {setting.comment} ({limits}default: {_toml_value(setting.default)})"
+
+
+def render_config(config: Config | None = None) -> str:
+    """`config` (the defaults when None) as a commented TOML file that parses back to it."""
+    values = _flatten(config or Config())
+    lines = [_FILE_HEADER.rstrip("\n")]
+    current_section = ""
+    # TOML puts top-level keys before the first table, whatever the dataclass field order.
+    for key, setting in sorted(SCHEMA.items(), key=lambda item: "." in item[0]):
+        section, _, name = key.rpartition(".")
+        if section != current_section:
+            doc_lines = (SECTIONS[section].__doc__ or "").split("\n")
+            lines += ["", "", *(f"# {line.strip()}" for line in doc_lines), f"[{section}]"]
+            current_section = section
+        lines += ["", _comment(setting), f"{name} = {_toml_value(values[key])}"]
+    return "\n".join(lines) + "\n"
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+def xdg_base_dir(variable: str, fallback: str) -> Path:
+    """An XDG base directory: $variable, or ~/fallback when it is unset or relative (the spec
+    says to ignore a relative path)."""
+    value = os.environ.get(variable, "")
+    return Path(value) if os.path.isabs(value) else Path.home() / fallback
+
+
+def config_path() -> Path:
+    """$XDG_CONFIG_HOME/tsuzuri/config.toml, or ~/.config/tsuzuri/config.toml."""
+    return xdg_base_dir("XDG_CONFIG_HOME", ".config") / APP_DIRECTORY / CONFIG_FILE_NAME
+
+
+def _load(path: Path, previous: Config) -> tuple[Config, list[str]]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        try:
+            atomic_write_bytes(path, render_config().encode("utf-8"))
+        except OSError as exc:
+            return Config(), [f"{path}: cannot write the default configuration: {exc.strerror}"]
+        return Config(), []
+    except OSError as exc:
+        return previous, [f"{path}: cannot read it, keeping the previous configuration: {exc.strerror}"]
+    try:
+        text = data.decode("utf-8-sig")  # tolerate the BOM some editors write
+    except UnicodeDecodeError as exc:
+        return previous, [f"{path}: not UTF-8, keeping the previous configuration: {exc}"]
+    config, problems = parse_config(text, previous)
+    return config, [f"{path}: {problem}" for problem in problems]
+
+
+def load_config(path: Path | None = None) -> tuple[Config, list[str]]:
+    """The configuration in `path` (default: config_path()) and its problems, as human-readable
+    lines. A missing file is the first run: the defaults are written to it and returned."""
+    return _load(path or config_path(), Config())
+
+
+class ConfigStore:
+    """The current configuration, re-read from its file on request.
+
+    Starts with the defaults; call reload() to read the file (and create it on first run).
+    """
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or config_path()
+        self.config = Config()
+
+    def reload(self) -> list[str]:
+        """Re-read the file. Each bad value keeps its current setting; a broken file keeps them all."""
+        self.config, problems = _load(self.path, self.config)
+        return problems

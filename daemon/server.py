@@ -1,0 +1,367 @@
+"""`tsuzuri-daemon`: the D-Bus service (dbus-fast, asyncio).
+
+Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interface org.tsuzuri.Tsuzuri1:
+  CreateSession() -> o               a session object owned by the caller, reaped when it disconnects
+  Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation)
+  GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason
+  ReloadConfig() -> as               problems found; bad values keep their old setting
+  signal StatusChanged(s state, s model, s reason)
+Session objects /org/tsuzuri/Tsuzuri1/session/N, interface org.tsuzuri.Tsuzuri1.Session:
+  Send(ay message) -> ay output      ime_protocol messages in, an ime_protocol Output back
+  Close()
+  signal OutputChanged(ay output)    asynchronous updates (live conversion)
+
+Methods are dispatched from one raw message handler, which sees the caller (session ownership) and
+turns every failure into a D-Bus error reply instead of a dead daemon. Conversion runs on worker
+threads, never on the event loop; each session's messages are handled in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import logging
+import signal
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbus_fast import BusType, Message, MessageType, NameFlag, RequestNameReply
+from dbus_fast.aio import MessageBus
+
+from daemon import sd_notify
+from daemon.config import Config, ConfigStore
+from daemon.converter import Converter
+from daemon.dictionary import system_dictionary
+from daemon.engine import Engine, EngineStatus, ModelState
+from daemon.session import InputSession, SessionSettings, bindings_of
+from daemon.userdata.learning import LearningHistory
+from daemon.userdata.user_dictionary import UserDictionary
+from ime_protocol import (FRONTEND_MESSAGES, FocusIn, FocusOut, KeyEvent, ProtocolError, Reset, SelectCandidate,
+                          SetInputMode, SurroundingText, decode, encode)
+from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_PATH,
+                                     SESSION_INTERFACE, SESSION_PATH_PREFIX as SESSION_PREFIX)
+
+ERROR_INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
+ERROR_LIMITS = "org.freedesktop.DBus.Error.LimitsExceeded"
+ERROR_FAILED = "org.freedesktop.DBus.Error.Failed"
+MAX_SESSIONS = 512
+MAX_SESSIONS_PER_CLIENT = 64
+MAX_CONVERT_READING = 1000
+MAX_CONVERT_N = 100
+LEARNING_SAVE_SECONDS = 30.0
+
+log = logging.getLogger("tsuzuri")
+
+INTROSPECTION = f"""<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+<node>
+ <interface name="{BUS_NAME}">
+  <method name="CreateSession"><arg name="session" type="o" direction="out"/></method>
+  <method name="Convert"><arg name="reading" type="s" direction="in"/><arg name="context" type="s" direction="in"/>
+   <arg name="n" type="u" direction="in"/><arg name="candidates" type="a(sss)" direction="out"/></method>
+  <method name="GetStatus"><arg name="status" type="(sss)" direction="out"/></method>
+  <method name="ReloadConfig"><arg name="problems" type="as" direction="out"/></method>
+  <signal name="StatusChanged"><arg name="state" type="s"/><arg name="model" type="s"/><arg name="reason" type="s"/></signal>
+ </interface>
+ <interface name="{SESSION_INTERFACE}">
+  <method name="Send"><arg name="message" type="ay" direction="in"/><arg name="output" type="ay" direction="out"/></method>
+  <method name="Close"/>
+  <signal name="OutputChanged"><arg name="output" type="ay"/></signal>
+ </interface>
+ <interface name="org.freedesktop.DBus.Introspectable">
+  <method name="Introspect"><arg name="xml" type="s" direction="out"/></method>
+ </interface>
+</node>
+"""
+
+
+class CallError(Exception):
+    def __init__(self, name: str, text: str):
+        super().__init__(text)
+        self.name = name
+
+
+@dataclass
+class SessionEntry:
+    owner: str  # unique bus name of the client that created it
+    session: InputSession
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    generation: int = 0  # bumped by every message: a live conversion computed for an older one is stale
+    live_task: asyncio.Task | None = None
+
+
+class TsuzuriService:
+    def __init__(self, bus: MessageBus, converter: Converter, settings: SessionSettings,
+                 config: ConfigStore | None = None, workers: int = 2):
+        self.bus = bus
+        self.converter = converter
+        self.settings = settings
+        self.config = config
+        self.sessions: dict[str, SessionEntry] = {}
+        self._ids = itertools.count(1)
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsuzuri-convert")
+        self._loop = asyncio.get_running_loop()
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    def handle_message(self, msg: Message):
+        if msg.message_type is MessageType.SIGNAL:
+            if msg.member == "NameOwnerChanged" and msg.sender == "org.freedesktop.DBus":
+                name, _old, new = msg.body
+                if not new:
+                    self.drop_owner(name)
+            return None
+        if msg.message_type is not MessageType.METHOD_CALL:
+            return None
+        if msg.interface == "org.freedesktop.DBus.Introspectable" and msg.member == "Introspect":
+            return Message.new_method_return(msg, "s", [INTROSPECTION])
+        if msg.path == ROOT_PATH and msg.interface in (BUS_NAME, None):
+            handler = {"CreateSession": self._create_session, "Convert": self._convert,
+                       "GetStatus": self._get_status, "ReloadConfig": self._reload_config}.get(msg.member)
+        elif msg.path.startswith(SESSION_PREFIX) and msg.interface in (SESSION_INTERFACE, None):
+            handler = {"Send": self._send, "Close": self._close}.get(msg.member)
+        else:
+            return None
+        if handler is None:
+            return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod",
+                                     f"no method {msg.member} on {msg.path}")
+        task = self._loop.create_task(self._reply(msg, handler))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _reply(self, msg: Message, handler) -> None:
+        try:
+            signature, body = await handler(msg)
+            reply = Message.new_method_return(msg, signature, body)
+        except CallError as exc:
+            reply = Message.new_error(msg, exc.name, str(exc))
+        except ProtocolError as exc:
+            reply = Message.new_error(msg, ERROR_PROTOCOL, f"{exc.code}: {exc}")
+        except Exception as exc:  # a bug must cost one call, never the daemon
+            log.exception("%s.%s failed", msg.path, msg.member)
+            reply = Message.new_error(msg, ERROR_FAILED, f"internal error: {type(exc).__name__}")
+        if not msg.flags & 0x1:  # NO_REPLY_EXPECTED
+            await self.bus.send(reply)
+
+    @staticmethod
+    def _args(msg: Message, signature: str) -> list:
+        if msg.signature != signature:
+            raise CallError(ERROR_INVALID_ARGS, f"expected arguments ({signature}), got ({msg.signature})")
+        return msg.body
+
+    # -- root methods ---------------------------------------------------------------------------
+
+    async def _create_session(self, msg: Message):
+        self._args(msg, "")
+        if len(self.sessions) >= MAX_SESSIONS:
+            raise CallError(ERROR_LIMITS, f"too many sessions ({MAX_SESSIONS})")
+        if sum(e.owner == msg.sender for e in self.sessions.values()) >= MAX_SESSIONS_PER_CLIENT:
+            raise CallError(ERROR_LIMITS, f"too many sessions for one client ({MAX_SESSIONS_PER_CLIENT})")
+        path = f"{SESSION_PREFIX}{next(self._ids)}"
+        self.sessions[path] = SessionEntry(msg.sender, InputSession(self.converter, self.settings))
+        return "o", [path]
+
+    async def _convert(self, msg: Message):
+        reading, context, n = self._args(msg, "ssu")
+        if not reading or len(reading) > MAX_CONVERT_READING:
+            raise CallError(ERROR_INVALID_ARGS, f"reading must have 1..{MAX_CONVERT_READING} characters")
+        if not 1 <= n <= MAX_CONVERT_N:
+            raise CallError(ERROR_INVALID_ARGS, f"n must be 1..{MAX_CONVERT_N}")
+        found = await self._loop.run_in_executor(
+            self._executor, lambda: self.converter.candidates(reading, context[-200:], n))
+        return "a(sss)", [[[c.text, c.source, c.annotation] for c in found[:n]]]
+
+    async def _get_status(self, msg: Message):
+        self._args(msg, "")
+        status = self.engine_status()
+        return "(sss)", [[status.state.value, status.model, status.reason]]
+
+    async def _reload_config(self, msg: Message):
+        self._args(msg, "")
+        return "as", [self.reload_config()]
+
+    def engine_status(self) -> EngineStatus:
+        engine = self.converter.engine
+        return engine.status if engine is not None else EngineStatus(ModelState.NONE)
+
+    def reload_config(self) -> list[str]:
+        if self.config is None:
+            return []
+        problems = self.config.reload()
+        self.settings = settings_from_config(self.config.config)
+        for entry in self.sessions.values():
+            entry.session.settings = self.settings
+        return problems
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def _entry(self, msg: Message) -> SessionEntry:
+        entry = self.sessions.get(msg.path)
+        if entry is None:
+            raise CallError(ERROR_UNKNOWN_SESSION, f"no session {msg.path} (closed, or its client went away)")
+        if entry.owner != msg.sender:
+            raise CallError("org.freedesktop.DBus.Error.AccessDenied", "this session belongs to another client")
+        return entry
+
+    async def _send(self, msg: Message):
+        (data,) = self._args(msg, "ay")
+        entry = self._entry(msg)
+        message = decode(bytes(data), FRONTEND_MESSAGES)
+        entry.generation += 1
+        async with entry.lock:
+            output = await self._loop.run_in_executor(self._executor, apply_message, entry.session, message)
+        if isinstance(message, KeyEvent) and entry.session.settings.live_conversion:
+            self._schedule_live(msg.path, entry, message.request_id)
+        return "ay", [encode(output)]
+
+    async def _close(self, msg: Message):
+        self._args(msg, "")
+        self._entry(msg)
+        self.close_session(msg.path)
+        return "", []
+
+    def _schedule_live(self, path: str, entry: SessionEntry, request_id: int) -> None:
+        """Live conversion after a key, dropped if another message arrives before it is done."""
+        generation = entry.generation
+
+        async def run() -> None:
+            async with entry.lock:
+                if entry.generation != generation:
+                    return
+                text = await self._loop.run_in_executor(self._executor, entry.session.live_conversion)
+                if text is None or entry.generation != generation:
+                    return
+                output = entry.session.show_live(text, request_id)
+            self.bus.send(Message.new_signal(path, SESSION_INTERFACE, "OutputChanged", "ay", [encode(output)]))
+
+        if entry.live_task is not None:
+            entry.live_task.cancel()
+        entry.live_task = self._loop.create_task(run())
+
+    def close_session(self, path: str) -> None:
+        entry = self.sessions.pop(path, None)
+        if entry is not None:
+            if entry.live_task is not None:
+                entry.live_task.cancel()
+            self._loop.run_in_executor(self._executor, entry.session.close)
+
+    def drop_owner(self, owner: str) -> None:
+        for path in [p for p, e in self.sessions.items() if e.owner == owner]:
+            self.close_session(path)
+
+    def status_changed(self, status: EngineStatus) -> None:
+        """Called from the model-loading thread."""
+        def emit() -> None:
+            self.bus.send(Message.new_signal(ROOT_PATH, BUS_NAME, "StatusChanged", "sss",
+                                             [status.state.value, status.model, status.reason[:250]]))
+        self._loop.call_soon_threadsafe(emit)
+
+    def shutdown(self) -> None:
+        for path in list(self.sessions):
+            self.close_session(path)
+        self._executor.shutdown(wait=True)
+
+
+def apply_message(session: InputSession, message):
+    """One protocol message applied to a session; every message is answered with an Output."""
+    match message:
+        case KeyEvent():
+            return session.handle_key(message.keyval, message.modifiers, message.request_id)
+        case SelectCandidate():
+            return session.select_candidate(message.index, message.request_id)
+        case SurroundingText():
+            session.set_surrounding_text(message.text, message.cursor)
+        case FocusIn():
+            session.focus_in(message.purpose)
+        case FocusOut():
+            return session.focus_out()
+        case Reset():
+            return session.reset()
+        case SetInputMode():
+            return session.set_mode(message.mode)
+    return session.current_output()
+
+
+def settings_from_config(config: Config) -> SessionSettings:
+    return SessionSettings(page_size=config.candidates.page_size, live_conversion=config.conversion.live,
+                           context_chars=config.conversion.context_chars, learning=config.conversion.learning,
+                           bindings=bindings_of(config.keys))
+
+
+async def serve(args: argparse.Namespace) -> int:
+    config = ConfigStore(Path(args.config) if args.config else None)
+    for problem in config.reload():
+        log.warning("config: %s", problem)
+    cfg = config.config
+    bus = await (MessageBus(bus_address=args.bus) if args.bus else MessageBus(bus_type=BusType.SESSION)).connect()
+    engine = Engine(n_threads=cfg.threads, beam_capacity=max(cfg.candidates.beam_width, 1))
+    user_dictionary, learning = UserDictionary(), LearningHistory()
+    converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
+                          learning=learning, model_candidates=cfg.candidates.model_candidates)
+    service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2)
+    bus.add_message_handler(service.handle_message)
+    await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                           interface="org.freedesktop.DBus", member="AddMatch", signature="s",
+                           body=["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged'"]))
+    # Take the name before loading anything slow: frontends (and D-Bus activation) wait on it.
+    reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
+    if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
+        print(f"tsuzuri-daemon: {BUS_NAME} is already owned by another process", file=sys.stderr)
+        return 1
+    engine._on_status = service.status_changed
+    model = args.model or cfg.model
+    if model:
+        engine.load(model)
+    sd_notify.ready()
+    log.info("serving %s (model %s)", BUS_NAME, model or "none")
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, lambda: [log.warning("config: %s", p) for p in service.reload_config()])
+
+    async def housekeeping() -> None:
+        interval = sd_notify.watchdog_interval()
+        tick = min(interval / 2, LEARNING_SAVE_SECONDS) if interval else LEARNING_SAVE_SECONDS
+        while True:
+            await asyncio.sleep(tick)
+            sd_notify.watchdog_ping()
+            await loop.run_in_executor(None, learning.save)
+
+    keeper = loop.create_task(housekeeping())
+    disconnected = loop.create_task(bus.wait_for_disconnect())
+    await asyncio.wait([loop.create_task(stop.wait()), disconnected], return_when=asyncio.FIRST_COMPLETED)
+    sd_notify.stopping()
+    keeper.cancel()
+    service.shutdown()
+    learning.save()
+    engine.close()
+    if not disconnected.done():
+        bus.disconnect()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tsuzuri-daemon", description="Tsuzuri input method daemon")
+    parser.add_argument("--bus", help="D-Bus address (default: the session bus)")
+    parser.add_argument("--model", help="model name or GGUF path (default: from the configuration)")
+    parser.add_argument("--config", default=None, help="configuration file (default: XDG config dir)")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="tsuzuri-daemon: %(levelname)s %(message)s")
+    try:
+        return asyncio.run(serve(args))
+    except (ConnectionError, OSError, EOFError) as exc:
+        print(f"tsuzuri-daemon: cannot use the bus: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""The D-Bus service end to end: a private dbus-daemon, the real tsuzuri-daemon, dbus-fast clients."""
+
+import asyncio
+import json
+
+import pytest
+
+from daemon.client import ClientError, Session, call, connect, type_keys, wait_for_status
+from ime_protocol import FocusIn, InputPurpose, KeyEvent, Output
+from ime_protocol.dbus_names import ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, SESSION_INTERFACE
+from tests.dbus_fixtures import client, private_bus, running_daemon
+
+
+@pytest.fixture(scope="module")
+def bus_address():
+    with private_bus() as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def dictionary_daemon(bus_address, tmp_path_factory):
+    """A daemon whose model is missing: it must serve dictionary conversions."""
+    home = tmp_path_factory.mktemp("home")
+    with running_daemon(bus_address, home, model=str(home / "missing.gguf")) as proc:
+        yield proc, home
+
+
+def test_done_when_convert_returns_five_distinct_candidates(bus_address, dictionary_daemon):
+    done = client(bus_address, "convert", "きょうはいいてんきですね", "--n", "5", "--json")
+    assert done.returncode == 0, done.stderr
+    texts = [c["text"] for c in json.loads(done.stdout)]
+    assert len(texts) == 5 == len(set(texts))
+    assert "今日はいい天気ですね" in texts
+
+
+def test_done_when_type_shows_the_conversion_in_the_preedit(bus_address, dictionary_daemon):
+    done = client(bus_address, "type", "kyouhaiitenkidesune", "--key", "space", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["preedit"] == "今日はいい天気ですね"
+
+
+def test_missing_model_is_reported_and_dictionary_service_goes_on(bus_address, dictionary_daemon):
+    done = client(bus_address, "status", "--json")
+    status = json.loads(done.stdout)
+    assert status["state"] == "failed" and "not found" in status["reason"]
+
+
+async def test_two_sessions_are_isolated(bus_address, dictionary_daemon):
+    bus = await connect(bus_address)
+    a, b = await Session.create(bus), await Session.create(bus)
+    for ch in "kanji":
+        await a.key(ch)
+    out_b = await b.key("t")
+    assert out_b.preedit.text == "t"
+    out_a = await a.key("space")
+    assert out_a.preedit.text and out_a.preedit.text != "かんじ"
+    assert (await b.key("a")).preedit.text == "た"
+    bus.disconnect()
+
+
+async def test_client_disconnect_reaps_its_sessions(bus_address, dictionary_daemon):
+    owner = await connect(bus_address)
+    session = await Session.create(owner)
+    await session.key("a")
+    owner.disconnect()
+    other = await connect(bus_address)
+    for _ in range(50):
+        try:
+            await call(other, "Send", "ay", [b"x"], session.path, SESSION_INTERFACE)
+        except ClientError as exc:
+            if ERROR_UNKNOWN_SESSION in str(exc):
+                break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the session outlived its client")
+    other.disconnect()
+
+
+async def test_malformed_messages_get_protocol_errors_and_the_daemon_lives(bus_address, dictionary_daemon):
+    bus = await connect(bus_address)
+    session = await Session.create(bus)
+    bad = [b"", b"\xc1", b"\x81\xa1v\x02", bytes(300 * 1024), b"\x92\x01\x02"]
+    for data in bad:
+        with pytest.raises(ClientError, match=ERROR_PROTOCOL):
+            await call(bus, "Send", "ay", [data], session.path, SESSION_INTERFACE)
+    with pytest.raises(ClientError, match="InvalidArgs"):
+        await call(bus, "Send", "s", ["text"], session.path, SESSION_INTERFACE)
+    with pytest.raises(ClientError, match="InvalidArgs"):
+        await call(bus, "Convert", "ssu", ["", "", 5])
+    with pytest.raises(ClientError, match="InvalidArgs"):
+        await call(bus, "Convert", "ssu", ["か" * 5000, "", 5])
+    with pytest.raises(ClientError, match=ERROR_UNKNOWN_SESSION):
+        await call(bus, "Send", "ay", [b""], "/org/tsuzuri/Tsuzuri1/session/999999", SESSION_INTERFACE)
+    with pytest.raises(ClientError, match="UnknownMethod"):
+        await call(bus, "Explode")
+    assert (await session.key("a")).preedit.text == "あ"  # still serving, state intact
+    bus.disconnect()
+    assert dictionary_daemon[0].poll() is None
+
+
+async def test_a_session_belongs_to_its_creator(bus_address, dictionary_daemon):
+    owner, stranger = await connect(bus_address), await connect(bus_address)
+    session = await Session.create(owner)
+    with pytest.raises(ClientError, match="AccessDenied"):
+        await Session(stranger, session.path).key("a")
+    owner.disconnect()
+    stranger.disconnect()
+
+
+async def test_twenty_clients_typing_at_once(bus_address, dictionary_daemon):
+    async def one_client(i: int) -> str:
+        bus = await connect(bus_address)
+        try:
+            result = await type_keys(bus, "kyouhaiitenkidesune", ["space", "Return"])
+            return result["committed"]
+        finally:
+            bus.disconnect()
+
+    committed = await asyncio.gather(*(one_client(i) for i in range(20)))
+    assert committed == ["今日はいい天気ですね"] * 20
+
+
+async def test_password_field_commit_is_not_learned(bus_address, dictionary_daemon):
+    bus = await connect(bus_address)
+    session = await Session.create(bus)
+    await session.send(FocusIn(InputPurpose.PASSWORD))
+    for name in [*"himitsu", "space", "Return"]:
+        await session.key(name)
+    await session.close()
+    bus.disconnect()
+    _, home = dictionary_daemon
+    learned = home / "data" / "tsuzuri" / "learning.tsv"
+    assert not learned.exists() or "ひみつ" not in learned.read_text(encoding="utf-8")
+
+
+async def test_model_loads_in_the_background_and_joins_conversion(model_path, tmp_path):
+    with private_bus() as address, running_daemon(address, tmp_path, model=str(model_path)):
+        bus = await connect(address)
+        for _ in range(200):
+            state, model, _ = await wait_for_status(bus, 10)
+            if state != "loading":
+                break
+            await asyncio.sleep(0.05)
+        assert (state, model) == ("ready", str(model_path))
+        (found,) = await call(bus, "Convert", "ssu", ["きょうはいいてんきですね", "", 8])
+        sources = [source for _, source, _ in found]
+        assert "model" in sources and "dictionary" in sources
+        bus.disconnect()
