@@ -1,7 +1,9 @@
 """`tsuzuri-bench`: benchmarks that print JSON (not timed tests; figures vary with machine load).
 
 `tsuzuri-bench engine --json` builds random-weight models of three sizes (same architecture and
-vocabulary as our real models), and times a 21-kana conversion on 2 threads.
+vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
+settle on an end of output, so every search runs the same max_new steps (stop tokens are ignored):
+greedy and beam are compared at equal output length, the worst case for beam search.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ def _median_ms(fn, repeat: int) -> float:
 
 def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
     from daemon.engine.decoder import SessionDecoder
-    from daemon.engine.engine import prompt_tokens, stop_tokens
+    from daemon.engine.engine import prompt_tokens
     from daemon.engine.native import Model
     from daemon.engine.prompts import build_prompt
     from daemon.engine.search import log_softmax
 
     model = Model(path)
-    stops = stop_tokens(model)
+    stops: frozenset[int] = frozenset()  # fixed-length outputs (see the module docstring)
     decoder = SessionDecoder(model, n_threads=threads, beam_capacity=max(BEAMS))
     prompt = prompt_tokens(model, build_prompt("jinen", READING, ""))
     shorter = prompt_tokens(model, build_prompt("jinen", READING[:-1], ""))
@@ -43,12 +45,13 @@ def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
 
     def cold(fn):
         def run():
-            decoder._forget_prompt()
+            decoder.reset()
             fn()
         return run
 
     def keystroke():
-        decoder.prefill(shorter)  # the state after the previous key, not timed
+        decoder.reset()
+        decoder.greedy(shorter, max_new, stops)  # the state after the previous key, not timed
         start = time.perf_counter()
         decoder.greedy(prompt, max_new, stops)
         return (time.perf_counter() - start) * 1000
@@ -62,7 +65,7 @@ def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
         start = time.perf_counter()
         log_softmax(ctx.decode([prompt[-1]], [len(prompt) + i], [0], [True])[0])
         step_times.append((time.perf_counter() - start) * 1000)
-    decoder._forget_prompt()
+    decoder.reset()
     result = {
         "name": name,
         "params": model.n_params,
@@ -81,16 +84,16 @@ def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
     return result
 
 
-def engine_benchmark(sizes: list[str], threads: int, repeat: int) -> dict:
+def engine_benchmark(sizes: list[str], threads: int, repeat: int, dtype: str) -> dict:
     from daemon.engine.gguf_model import write_random_model
 
     models = []
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-") as tmp:
         for size in sizes:
-            path = write_random_model(Path(tmp) / f"{size}.gguf", size, seed=0)
+            path = write_random_model(Path(tmp) / f"{size}.gguf", size, seed=0, dtype=dtype)
             models.append(bench_model(path, size, threads, repeat))
             path.unlink()
-    return {"reading": READING, "threads": threads, "models": models}
+    return {"reading": READING, "threads": threads, "dtype": dtype, "models": models}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     engine.add_argument("--sizes", default="tiny,m25,m100", help="comma-separated: tiny, m25, m100")
     engine.add_argument("--threads", type=int, default=2)
     engine.add_argument("--repeat", type=int, default=5)
+    engine.add_argument("--dtype", default="q8_0", choices=["q8_0", "f16", "f32"],
+                        help="weight type (default q8_0, what we ship)")
     args = parser.parse_args(argv)
-    result = engine_benchmark(args.sizes.split(","), args.threads, args.repeat)
+    result = engine_benchmark(args.sizes.split(","), args.threads, args.repeat, args.dtype)
     print(json.dumps(result, ensure_ascii=False))
     return 0
 

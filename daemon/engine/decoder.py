@@ -78,6 +78,11 @@ class SessionDecoder:
         if self._ctx is not None:
             self._ctx.clear()
 
+    def reset(self) -> None:
+        """Forget the cached prompt and the previous output: the next call starts cold."""
+        self._forget_prompt()
+        self._last_output = ()
+
     def close(self) -> None:
         if self._ctx is not None:
             self._ctx.close()

@@ -91,7 +91,7 @@ class ModelShape:
 
 # Shapes used by the tests and the benchmark (random weights, built on the fly).
 SHAPES = {
-    "tiny": ModelShape(d_model=128, n_layers=2, n_heads=4, n_kv_heads=4, d_ff=344),
+    "tiny": ModelShape(d_model=128, n_layers=2, n_heads=4, n_kv_heads=4, d_ff=352),
     "m25": ModelShape(d_model=512, n_layers=6, n_heads=8, n_kv_heads=8, d_ff=1536),
     "m100": ModelShape(d_model=768, n_layers=12, n_heads=12, n_kv_heads=12, d_ff=2304),
 }
@@ -134,12 +134,13 @@ def rope_rows_to_gguf(w: np.ndarray, n_heads: int) -> np.ndarray:
 
 
 FILE_TYPES = {"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
-              "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}
+              "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "q4_0": gguf.LlamaFileType.MOSTLY_Q4_0}
+_QUANT_TYPES = {"q8_0": gguf.GGMLQuantizationType.Q8_0, "q4_0": gguf.GGMLQuantizationType.Q4_0}
 
 
 def write_gguf(path: str | Path, vocab: Vocab, shape: ModelShape, weights: dict[str, np.ndarray],
                dtype: str = "f16", prompt_format: str = "jinen", name: str = "tsuzuri") -> Path:
-    """Write a llama-architecture GGUF with an SPM character tokenizer. dtype: f16 | f32 | q8_0."""
+    """Write a llama-architecture GGUF with an SPM character tokenizer. dtype: one of FILE_TYPES."""
     if dtype not in FILE_TYPES:
         raise ValueError(f"dtype must be one of {', '.join(FILE_TYPES)}, not {dtype!r}")
     path = Path(path)
@@ -170,11 +171,11 @@ def write_gguf(path: str | Path, vocab: Vocab, shape: ModelShape, weights: dict[
     writer.add_add_space_prefix(False)
 
     def matrix(name: str, w: np.ndarray) -> None:
-        if dtype == "q8_0":
-            q = gguf.quants.quantize(np.ascontiguousarray(w, dtype=np.float32), gguf.GGMLQuantizationType.Q8_0)
-            writer.add_tensor(name, q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        if dtype in _QUANT_TYPES and w.shape[-1] % 32 == 0:  # quant blocks are 32 wide; others stay f16
+            q = gguf.quants.quantize(np.ascontiguousarray(w, dtype=np.float32), _QUANT_TYPES[dtype])
+            writer.add_tensor(name, q, raw_dtype=_QUANT_TYPES[dtype])
         else:
-            writer.add_tensor(name, np.ascontiguousarray(w, dtype=np.float16 if dtype == "f16" else np.float32))
+            writer.add_tensor(name, np.ascontiguousarray(w, dtype=np.float32 if dtype == "f32" else np.float16))
 
     def vector(name: str, w: np.ndarray) -> None:  # norms stay f32, as llama.cpp expects
         writer.add_tensor(name, np.ascontiguousarray(w, dtype=np.float32))
