@@ -142,18 +142,24 @@ def test_repeated_greedy_verifies_its_previous_output_in_one_batch(exact):
 
 
 def test_f16_production_config_matches_reference_up_to_near_ties(model_path):
+    """f16 KV and flash attention: logits differ in the last bits between batch shapes, so a near-tie
+    can let another beam survive (measured 4-21 of 512 searches in shared/notes). We accept up to 10%
+    of searches differing, and require the others to agree in score to 1e-2."""
     model = Model(model_path)
     fast = SessionDecoder(model, exact=False, beam_capacity=8)
     naive = ReferenceDecoder(model, exact=False)
     stops = stop_tokens(model)
     try:
-        worst = 0.0
-        for prompt in random_prompts(model, 12, seed=2):
-            for width in (1, 3, 8):
-                got = fast.beam(prompt, width, MAX_NEW, stops)
-                want = naive.beam(prompt, width, MAX_NEW, stops)
-                assert len(got) == len(want)
+        differing, worst = 0, 0.0
+        searches = [(prompt, width) for prompt in random_prompts(model, 20, seed=2) for width in (1, 3, 8)]
+        for prompt, width in searches:
+            got = fast.beam(prompt, width, MAX_NEW, stops)
+            want = naive.beam(prompt, width, MAX_NEW, stops)
+            if [h.tokens for h in got] != [h.tokens for h in want]:
+                differing += 1
+            else:
                 worst = max(worst, max(abs(a.score - b.score) for a, b in zip(got, want)))
+        assert differing <= len(searches) // 10
         assert worst < 1e-2
     finally:
         fast.close()

@@ -18,6 +18,11 @@ def engine(model_path):
     e.close()
 
 
+def texts(candidates) -> list[str]:
+    """Repeated conversions agree on text; f16 scores move in the last bits with the batch shape."""
+    return [c.text for c in candidates]
+
+
 def test_loading_reports_states_in_order(model_path):
     seen = []
     e = Engine(on_status=lambda s: seen.append(s.state))
@@ -73,16 +78,16 @@ def test_greedy_is_the_best_beam_candidate(engine):
 
 def test_sessions_are_independent(engine):
     a, b = engine.session(), engine.session()
-    first = a.convert("わたし", "", 1)
+    first = texts(a.convert("わたし", "", 1))
     b.convert("まったくべつのよみ", "", 3)
-    assert a.convert("わたし", "", 1) == first
+    assert texts(a.convert("わたし", "", 1)) == first
     a.close()
     b.close()
 
 
-def test_context_changes_the_prompt(engine):
-    with_context = engine.convert("はし", "橋を渡る。", 1)
-    assert with_context == engine.convert("はし", "橋を渡る。", 1)
+def test_repeated_conversion_is_stable(engine):
+    with_context = texts(engine.convert("はし", "橋を渡る。", 1))
+    assert with_context == texts(engine.convert("はし", "橋を渡る。", 1))
 
 
 def test_split_reading_prefers_punctuation():

@@ -97,7 +97,7 @@ def test_broken_model_fails_with_one_line(items_file, tmp_path, capsys):
 
 @pytest.mark.parametrize("mode", ["greedy", "beam", "auto"])
 def test_model_modes_run_on_a_real_gguf(items_file, model_path, capsys, mode):
-    assert main([str(items_file), "--mode", mode, "--model", str(model_path), "--n", "3", "--json"]) == 0
+    assert main([str(items_file), "--mode", mode, "--model", str(model_path), "--n", "10", "--json"]) == 0
     scores = last_json_line(capsys.readouterr().out)
     assert scores["mode"] == mode and scores["items"] == 3
     if mode == "auto":  # a random model's candidates come first, the dictionary's answers still count at n
