@@ -1,5 +1,9 @@
 """`tsuzuri-bench`: benchmarks that print JSON (not timed tests; figures vary with machine load).
 
+`tsuzuri-bench dbus --json` starts a private bus and the real daemon, and reports the round trip of a key
+event that only composes (no conversion) next to an empty call, and the daemon's RSS with 1, 10 and 50
+sessions that each ran one model conversion.
+
 `tsuzuri-bench engine --json` builds random-weight models of three sizes (same architecture and
 vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
 settle on an end of output, so every search runs the same max_new steps (stop tokens are ignored):
@@ -9,8 +13,11 @@ greedy and beam are compared at equal output length, the worst case for beam sea
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -96,6 +103,71 @@ def engine_benchmark(sizes: list[str], threads: int, repeat: int, dtype: str) ->
     return {"reading": READING, "threads": threads, "dtype": dtype, "models": models}
 
 
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
+    from daemon.client import Session, call, connect, wait_for_status
+
+    bus = await connect(address)
+    await wait_for_status(bus, 30)
+    while (await wait_for_status(bus, 30))[0] == "loading":
+        await asyncio.sleep(0.1)
+    session = await Session.create(bus)
+
+    async def timed(fn) -> float:
+        start = time.perf_counter()
+        await fn()
+        return (time.perf_counter() - start) * 1000
+
+    status_ms = [await timed(lambda: call(bus, "GetStatus")) for _ in range(keys)]
+    key_ms = [await timed(lambda: session.key("a" if i % 2 == 0 else "BackSpace")) for i in range(keys)]
+    await session.close()
+    rss = {"0": _rss_mib(daemon_pid)}
+    sessions = []
+    for count in (1, 10, 50):
+        while len(sessions) < count:
+            s = await Session.create(bus)
+            for name in ["k", "a", "n", "j", "i", "space"]:  # one model conversion per session
+                await s.key(name)
+            sessions.append(s)
+        rss[str(count)] = _rss_mib(daemon_pid)
+    bus.disconnect()
+    q = statistics.quantiles
+    return {
+        "key_roundtrip_ms": {"p50": round(statistics.median(key_ms), 3), "p95": round(q(key_ms, n=20)[-1], 3)},
+        "empty_call_ms": {"p50": round(statistics.median(status_ms), 3), "p95": round(q(status_ms, n=20)[-1], 3)},
+        "rss_mib_by_sessions": rss,
+        "rss_mib_per_session_at_50": round((rss["50"] - rss["0"]) / 50, 2),
+    }
+
+
+def dbus_benchmark(size: str, keys: int) -> dict:
+    """A private bus, the real daemon with a random model of `size`, one client in this process."""
+    from daemon.engine.gguf_model import write_random_model
+
+    with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-") as tmp:
+        model = write_random_model(Path(tmp) / f"{size}.gguf", size, seed=0, dtype="q8_0")
+        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                               stdout=subprocess.PIPE, text=True)
+        address = bus.stdout.readline().strip()
+        env = {**os.environ, "XDG_DATA_HOME": f"{tmp}/data", "XDG_CONFIG_HOME": f"{tmp}/config"}
+        daemon = subprocess.Popen([sys.executable, "-m", "daemon.server", "--bus", address, "--model", str(model)],
+                                  env=env)
+        try:
+            result = asyncio.run(_dbus_measurements(address, daemon.pid, keys))
+        finally:
+            daemon.terminate()
+            daemon.wait(30)
+            bus.terminate()
+            bus.wait(10)
+    return {"model": size, "keys": keys, **result}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tsuzuri-bench", description=__doc__)
     sub = parser.add_subparsers(dest="what", required=True)
@@ -106,8 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     engine.add_argument("--repeat", type=int, default=5)
     engine.add_argument("--dtype", default="q8_0", choices=["q8_0", "f16", "f32"],
                         help="weight type (default q8_0, what we ship)")
+    dbus = sub.add_parser("dbus", help="key round trip through the real daemon, and its memory per session")
+    dbus.add_argument("--json", action="store_true", help="print one JSON object (the default)")
+    dbus.add_argument("--model-size", default="m25", choices=["tiny", "m25", "m100"])
+    dbus.add_argument("--keys", type=int, default=400)
     args = parser.parse_args(argv)
-    result = engine_benchmark(args.sizes.split(","), args.threads, args.repeat, args.dtype)
+    if args.what == "dbus":
+        result = dbus_benchmark(args.model_size, args.keys)
+    else:
+        result = engine_benchmark(args.sizes.split(","), args.threads, args.repeat, args.dtype)
     print(json.dumps(result, ensure_ascii=False))
     return 0
 

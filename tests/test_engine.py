@@ -141,3 +141,18 @@ def test_status_while_loading_is_loading(model_path, monkeypatch):
     gate.set()
     assert e.wait(60).state is ModelState.READY
     e.close()
+
+
+def test_only_the_most_recent_sessions_keep_a_kv_cache(model_path):
+    e = Engine(max_live_decoders=2)
+    e.load(model_path)
+    e.wait(60)
+    sessions = [e.session() for _ in range(4)]
+    first = texts(sessions[0].convert("かんじ", "", 2))
+    for s in sessions[1:]:
+        s.convert("かんじ", "", 2)
+    assert [s._decoder is not None for s in sessions] == [False, False, True, True]
+    assert texts(sessions[0].convert("かんじ", "", 2)) == first  # evicted: re-prefilled, same result
+    assert [s._decoder is not None for s in sessions] == [True, False, False, True]
+    e.close()
+    assert all(s._decoder is None for s in sessions)

@@ -100,7 +100,7 @@ class Engine:
     """Owns the model. All llama.cpp work is serialised by one lock: contexts share the CPU anyway."""
 
     def __init__(self, n_threads: int = 2, exact: bool = False, beam_capacity: int = 8,
-                 on_status: Callable[[EngineStatus], None] | None = None):
+                 on_status: Callable[[EngineStatus], None] | None = None, max_live_decoders: int = 4):
         self.n_threads = n_threads
         self.exact = exact
         self.beam_capacity = beam_capacity
@@ -111,6 +111,10 @@ class Engine:
         self._ready = threading.Event()
         self._default_session: ConversionSession | None = None
         self._sessions: weakref.WeakSet[ConversionSession] = weakref.WeakSet()
+        # Each live decoder holds a llama context (its KV cache): only the most recently used sessions
+        # keep one; an evicted session re-prefills its prompt on its next conversion.
+        self.max_live_decoders = max_live_decoders
+        self._live_decoders: list[ConversionSession] = []  # least recently used first
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -206,12 +210,17 @@ class ConversionSession:
         self._decoder_model: Model | None = None
 
     def _decoder_for(self, loaded: _LoadedModel) -> SessionDecoder:
+        engine = self._engine
         if self._decoder is None or self._decoder_model is not loaded.model:
             self._close_decoder()
-            self._decoder = SessionDecoder(loaded.model, n_threads=self._engine.n_threads,
-                                           exact=self._engine.exact,
-                                           beam_capacity=self._engine.beam_capacity)
+            while len(engine._live_decoders) >= engine.max_live_decoders:
+                engine._live_decoders[0]._close_decoder()
+            self._decoder = SessionDecoder(loaded.model, n_threads=engine.n_threads, exact=engine.exact,
+                                           beam_capacity=engine.beam_capacity)
             self._decoder_model = loaded.model
+        else:
+            engine._live_decoders.remove(self)
+        engine._live_decoders.append(self)
         return self._decoder
 
     def convert(self, reading: str, context: str = "", n: int = 1) -> list[Candidate]:
@@ -271,6 +280,7 @@ class ConversionSession:
             self._decoder.close()
             self._decoder = None
             self._decoder_model = None
+            self._engine._live_decoders.remove(self)
 
     def close(self) -> None:
         with self._engine._lock:
