@@ -34,8 +34,8 @@ async def connect(address: str | None) -> MessageBus:
 
 
 async def call(bus: MessageBus, member: str, signature: str = "", body: list | None = None,
-               path: str = ROOT_PATH, interface: str = BUS_NAME) -> list:
-    reply = await bus.call(Message(destination=BUS_NAME, path=path, interface=interface, member=member,
+               path: str = ROOT_PATH, interface: str = BUS_NAME, destination: str = BUS_NAME) -> list:
+    reply = await bus.call(Message(destination=destination, path=path, interface=interface, member=member,
                                    signature=signature, body=body or []))
     if reply.message_type is MessageType.ERROR:
         raise ClientError(f"{reply.error_name}: {reply.body[0] if reply.body else ''}")

@@ -3,7 +3,8 @@
 Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interface org.tsuzuri.Tsuzuri1:
   CreateSession() -> o               a session object owned by the caller, reaped when it disconnects
   Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation)
-  GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason
+  GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason;
+                                     also the read-only property Status
   ReloadConfig() -> as               problems found; bad values keep their old setting
   signal StatusChanged(s state, s model, s reason)
 Session objects /org/tsuzuri/Tsuzuri1/session/N, interface org.tsuzuri.Tsuzuri1.Session:
@@ -28,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbus_fast import BusType, Message, MessageType, NameFlag, RequestNameReply
+from dbus_fast import BusType, Message, MessageType, NameFlag, RequestNameReply, Variant
 from dbus_fast.aio import MessageBus
 
 from daemon import sd_notify
@@ -64,6 +65,7 @@ INTROSPECTION = f"""<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Intr
    <arg name="n" type="u" direction="in"/><arg name="candidates" type="a(sss)" direction="out"/></method>
   <method name="GetStatus"><arg name="status" type="(sss)" direction="out"/></method>
   <method name="ReloadConfig"><arg name="problems" type="as" direction="out"/></method>
+  <property name="Status" type="(sss)" access="read"/>
   <signal name="StatusChanged"><arg name="state" type="s"/><arg name="model" type="s"/><arg name="reason" type="s"/></signal>
  </interface>
  <interface name="{SESSION_INTERFACE}">
@@ -119,6 +121,8 @@ class TsuzuriService:
             return None
         if msg.interface == "org.freedesktop.DBus.Introspectable" and msg.member == "Introspect":
             return Message.new_method_return(msg, "s", [INTROSPECTION])
+        if msg.interface == "org.freedesktop.DBus.Properties" and msg.path == ROOT_PATH:
+            return self._properties(msg)
         if msg.path == ROOT_PATH and msg.interface in (BUS_NAME, None):
             handler = {"CreateSession": self._create_session, "Convert": self._convert,
                        "GetStatus": self._get_status, "ReloadConfig": self._reload_config}.get(msg.member)
@@ -184,6 +188,17 @@ class TsuzuriService:
     async def _reload_config(self, msg: Message):
         self._args(msg, "")
         return "as", [self.reload_config()]
+
+    def _properties(self, msg: Message) -> Message:
+        """The read-only property Status (sss) = (state, model, reason), as GetStatus returns it."""
+        status = self.engine_status()
+        value = Variant("(sss)", [status.state.value, status.model, status.reason[:250]])
+        if msg.member == "Get" and msg.signature == "ss" and msg.body == [BUS_NAME, "Status"]:
+            return Message.new_method_return(msg, "v", [value])
+        if msg.member == "GetAll" and msg.signature == "s" and msg.body == [BUS_NAME]:
+            return Message.new_method_return(msg, "a{sv}", [{"Status": value}])
+        return Message.new_error(msg, ERROR_INVALID_ARGS, "the only property is org.tsuzuri.Tsuzuri1.Status "
+                                                          "(read-only)")
 
     def engine_status(self) -> EngineStatus:
         engine = self.converter.engine

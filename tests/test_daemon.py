@@ -6,7 +6,7 @@ import json
 import pytest
 
 from daemon.client import ClientError, Session, call, connect, type_keys, wait_for_status
-from ime_protocol import FocusIn, InputPurpose, KeyEvent, Output
+from ime_protocol import FocusIn, InputPurpose, Output, decode
 from ime_protocol.dbus_names import ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, SESSION_INTERFACE
 from tests.dbus_fixtures import client, private_bus, running_daemon
 
@@ -145,4 +145,61 @@ async def test_model_loads_in_the_background_and_joins_conversion(model_path, tm
         (found,) = await call(bus, "Convert", "ssu", ["きょうはいいてんきですね", "", 8])
         sources = [source for _, source, _ in found]
         assert "model" in sources and "dictionary" in sources
+        bus.disconnect()
+
+
+async def test_status_is_also_a_property(bus_address, dictionary_daemon):
+    bus = await connect(bus_address)
+    (value,) = await call(bus, "Get", "ss", ["org.tsuzuri.Tsuzuri1", "Status"],
+                          interface="org.freedesktop.DBus.Properties")
+    assert value.signature == "(sss)" and value.value[0] == "failed"
+    with pytest.raises(ClientError, match="InvalidArgs"):
+        await call(bus, "Get", "ss", ["org.tsuzuri.Tsuzuri1", "Nope"], interface="org.freedesktop.DBus.Properties")
+    bus.disconnect()
+
+
+async def test_reload_config_reports_bad_values_and_keeps_old_ones(bus_address, dictionary_daemon):
+    _, home = dictionary_daemon
+    config = home / "config" / "tsuzuri" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    bus = await connect(bus_address)
+    try:
+        config.write_text(text.replace("page_size = 9", 'page_size = "many"'), encoding="utf-8")
+        (problems,) = await call(bus, "ReloadConfig")
+        assert any("page_size" in p for p in problems)
+        session = await Session.create(bus)
+        for name in [*"kanji", "space", "space"]:
+            out = await session.key(name)
+        assert out.candidates.page_size == 9  # the old setting stayed
+    finally:
+        config.write_text(text, encoding="utf-8")
+        await call(bus, "ReloadConfig")
+        bus.disconnect()
+
+
+async def test_live_conversion_updates_arrive_as_signals(tmp_path):
+    config = tmp_path / "config" / "tsuzuri" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[conversion]\nlive = true\n", encoding="utf-8")
+    with private_bus() as address, running_daemon(address, tmp_path, model=str(tmp_path / "none.gguf")):
+        bus = await connect(address)
+        updates: list[Output] = []
+
+        def on_message(msg):
+            if msg.member == "OutputChanged":
+                updates.append(decode(bytes(msg.body[0]), Output))
+
+        bus.add_message_handler(on_message)
+        await call(bus, "AddMatch", "s", ["type='signal',interface='org.tsuzuri.Tsuzuri1.Session'"],
+                   path="/org/freedesktop/DBus", interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+        session = await Session.create(bus)
+        for ch in "kyouhaiitenki":
+            out = await session.key(ch)
+        assert out.preedit.text == "きょうはいいてんき"  # the key's own answer is immediate kana
+        for _ in range(100):
+            if updates and updates[-1].preedit.text == "今日はいい天気":
+                break
+            await asyncio.sleep(0.05)
+        assert updates[-1].preedit.text == "今日はいい天気"
+        assert len(updates) < len("kyouhaiitenki")  # superseded conversions were dropped, not queued
         bus.disconnect()
