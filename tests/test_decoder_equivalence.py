@@ -97,17 +97,23 @@ def test_greedy_with_prefix_reuse_equals_fresh_context(exact):
         typing.close()
 
 
+def recording_batch_sizes(decoder: SessionDecoder) -> list[int]:
+    """Make the decoder's context record the size of every batch it decodes."""
+    sizes: list[int] = []
+    original = decoder._ctx.decode
+
+    def decode(tokens, *args, **kwargs):
+        sizes.append(len(tokens))
+        return original(tokens, *args, **kwargs)
+
+    decoder._ctx.decode = decode
+    return sizes
+
+
 def test_prefix_reuse_decodes_only_the_changed_tail(exact):
     model, _, _, stops = exact
     decoder = SessionDecoder(model, exact=True, beam_capacity=2)
-    decoded = []
-    original = decoder._ctx.decode
-
-    def counting_decode(tokens, *args, **kwargs):
-        decoded.append(len(tokens))
-        return original(tokens, *args, **kwargs)
-
-    decoder._ctx.decode = counting_decode
+    decoded = recording_batch_sizes(decoder)
     try:
         decoder.prefill(prompt_tokens(model, build_prompt("jinen", "ワタシハ", "")))
         decoded.clear()
@@ -125,14 +131,7 @@ def test_repeated_greedy_verifies_its_previous_output_in_one_batch(exact):
     decoder = SessionDecoder(model, exact=True, beam_capacity=2)
     prompt = prompt_tokens(model, build_prompt("jinen", "ワタシハガクセイ", ""))
     first = decoder.greedy(prompt, MAX_NEW, stops)
-    batches = []
-    original = decoder._ctx.decode
-
-    def counting_decode(tokens, *args, **kwargs):
-        batches.append(len(tokens))
-        return original(tokens, *args, **kwargs)
-
-    decoder._ctx.decode = counting_decode
+    batches = recording_batch_sizes(decoder)
     try:
         assert same_candidate(decoder.greedy(prompt, MAX_NEW, stops), first)
         assert len(batches) <= 1
