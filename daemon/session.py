@@ -345,9 +345,10 @@ class InputSession:
     def _commit_all(self) -> str:
         if self.phase in (Phase.CONVERTING, Phase.PREDICTING):
             text = "".join(s.text for s in self.segments)
-            if self.settings.learning and not self.private:
-                self.converter.learn([(s.reading, s.text) for s in self.segments
-                                      if self.phase is Phase.CONVERTING or s.text])
+            # A prediction's reading is only the typed prefix: learning it would rank the whole
+            # word first for that prefix's own conversion.
+            if self.phase is Phase.CONVERTING and self.settings.learning and not self.private:
+                self.converter.learn([(s.reading, s.text) for s in self.segments])
         elif self.phase is Phase.COMPOSING:
             text = self.live_text or self.composer.reading()
         else:
