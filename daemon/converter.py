@@ -7,6 +7,7 @@ annotation the candidate window shows beside it.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
@@ -38,6 +39,8 @@ class Converter:
         self.learning = learning
         self.model_candidates = model_candidates
         self.clock = clock
+        # Sessions convert on several worker threads; the user's files are plain dicts saved meanwhile.
+        self._userdata_lock = threading.Lock()
 
     def model_ready(self) -> bool:
         return self.engine is not None and self.engine.status.state is ModelState.READY
@@ -52,15 +55,16 @@ class Converter:
         if not reading:
             return []
         merged: list[ConversionCandidate] = []
-        if self.learning is not None and not private:
-            merged += [ConversionCandidate(text, "learning") for text in self.learning.ranked(reading)]
         suppressed: set[str] = set()
-        if self.user_dictionary is not None:
-            for entry in self.user_dictionary.lookup(reading):
-                if entry.suppresses:
-                    suppressed.add(entry.surface)
-                else:
-                    merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
+        with self._userdata_lock:
+            if self.learning is not None and not private:
+                merged += [ConversionCandidate(text, "learning") for text in self.learning.ranked(reading)]
+            if self.user_dictionary is not None:
+                for entry in self.user_dictionary.lookup(reading):
+                    if entry.suppresses:
+                        suppressed.add(entry.surface)
+                    else:
+                        merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
         if use_model:
             merged += self._model(reading, context, session)
         merged += self._dictionary(reading, n)
@@ -77,8 +81,9 @@ class Converter:
             return []
         found: list[ConversionCandidate] = []
         if self.user_dictionary is not None:
-            found += [ConversionCandidate(e.surface, "user", e.reading)
-                      for e in self.user_dictionary.lookup_prefix(prefix) if not e.suppresses]
+            with self._userdata_lock:
+                found += [ConversionCandidate(e.surface, "user", e.reading)
+                          for e in self.user_dictionary.lookup_prefix(prefix) if not e.suppresses]
         if self.dictionary is not None:
             try:
                 found += [ConversionCandidate(w.surface, "dictionary", w.reading)
@@ -90,8 +95,16 @@ class Converter:
     def learn(self, choices: list[tuple[str, str]]) -> None:
         """Remember what the user chose for each reading (never called for secret fields)."""
         if self.learning is not None:
-            for reading, surface in choices:
-                self.learning.record(to_hiragana(reading), surface)
+            with self._userdata_lock:
+                for reading, surface in choices:
+                    self.learning.record(to_hiragana(reading), surface)
+
+    def save_userdata(self) -> None:
+        """Write the learning history and user dictionary if they changed (atomically)."""
+        with self._userdata_lock:
+            for store in (self.learning, self.user_dictionary):
+                if store is not None:
+                    store.save()
 
     def _model(self, reading: str, context: str, session: ConversionSession | None) -> list[ConversionCandidate]:
         if not self.model_ready():

@@ -302,6 +302,10 @@ def apply_message(session: InputSession, message):
     return session.current_output()
 
 
+def warm_up(converter: Converter) -> None:
+    converter.candidates("じゅんび")  # opens the dictionary and builds the rewriters' indexes
+
+
 def settings_from_config(config: Config) -> SessionSettings:
     return SessionSettings(page_size=config.candidates.page_size, live_conversion=config.conversion.live,
                            context_chars=config.conversion.context_chars, learning=config.conversion.learning,
@@ -318,6 +322,7 @@ async def serve(args: argparse.Namespace) -> int:
     user_dictionary, learning = UserDictionary(), LearningHistory()
     converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
                           learning=learning, model_candidates=cfg.candidates.model_candidates)
+    loop = asyncio.get_running_loop()
     service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2)
     bus.add_message_handler(service.handle_message)
     await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
@@ -332,11 +337,12 @@ async def serve(args: argparse.Namespace) -> int:
     model = args.model or cfg.model
     if model:
         engine.load(model)
+    # Open the dictionary and build the emoji index now, off the loop, not on the first key (~1 s).
+    loop.run_in_executor(None, warm_up, converter)
     sd_notify.ready()
     log.info("serving %s (model %s)", BUS_NAME, model or "none")
 
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, stop.set)
     loop.add_signal_handler(signal.SIGHUP, lambda: [log.warning("config: %s", p) for p in service.reload_config()])
@@ -347,7 +353,7 @@ async def serve(args: argparse.Namespace) -> int:
         while True:
             await asyncio.sleep(tick)
             sd_notify.watchdog_ping()
-            await loop.run_in_executor(None, learning.save)
+            await loop.run_in_executor(None, converter.save_userdata)
 
     keeper = loop.create_task(housekeeping())
     disconnected = loop.create_task(bus.wait_for_disconnect())
@@ -355,7 +361,7 @@ async def serve(args: argparse.Namespace) -> int:
     sd_notify.stopping()
     keeper.cancel()
     service.shutdown()
-    learning.save()
+    converter.save_userdata()
     engine.close()
     if not disconnected.done():
         bus.disconnect()

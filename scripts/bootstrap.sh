@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv in the repository root and install Tsuzuri into it (with the test tools when given --test).
+# Create .venv in the repository root and install Tsuzuri into it (with the test and training tools
+# when given --test).
 #
 # llama-cpp-python compiles llama.cpp from source (about 10 minutes on 2 cores), so the wheel is built
 # once per machine and flag set, kept under ~/.cache/tsuzuri/wheels, and installed from there.
@@ -13,7 +14,7 @@ LLAMA_VERSION=0.3.36
 LLAMA_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 
 extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
+[ "${1:-}" = "--test" ] && extras="[test,train]"  # the suite also trains a tiny model
 
 flags_id=$(printf '%s %s' "$LLAMA_CMAKE_ARGS" "$(uname -m)" | sha256sum | cut -c1-12)
 wheels="${XDG_CACHE_HOME:-$HOME/.cache}/tsuzuri/wheels/llama-cpp-python-$LLAMA_VERSION-$flags_id"

@@ -1,0 +1,182 @@
+"""One tsuzuri-daemon input session, reached over the session bus with GDBus (python3-gi).
+
+`send` waits for the daemon's answer, up to a timeout: an IBus engine must decide about a key
+before it returns. An answer that comes later (a first conversion that loads the dictionary, a
+slow model) is not lost: it is handed to `on_late_output`, in order, either when the next call
+returns or from the main loop, so a late commit still reaches the application. OutputChanged
+signals of the session go to the same callback.
+
+When the daemon restarts, its sessions are gone; the next call notices (UnknownSession,
+ServiceUnknown, NoReply), creates a new session (which D-Bus-activates the daemon if it is installed
+as a bus service) and replays into it the field's purpose, the surrounding text and the keys of the
+composition in progress, so the user's unfinished typing survives.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+from gi.repository import Gio, GLib
+
+from ime_protocol import FocusIn, FrontendMessage, KeyEvent, Output, ProtocolError, SetInputMode, SurroundingText, \
+    decode, encode
+from ime_protocol.dbus_names import BUS_NAME, ERROR_UNKNOWN_SESSION, ROOT_INTERFACE, ROOT_PATH, SESSION_INTERFACE
+
+# First contact may start the daemon by D-Bus activation; it takes its bus name before loading anything.
+CONNECT_TIMEOUT_MS = 3000
+# How long a late answer is still awaited; past this the daemon is considered hung.
+LATE_ANSWER_TIMEOUT_MS = 30_000
+LATE_POLL_MS = 10
+# The D-Bus errors that mean "this session no longer exists", as opposed to a bad or slow call.
+SESSION_LOST_ERRORS = frozenset({ERROR_UNKNOWN_SESSION, "org.freedesktop.DBus.Error.ServiceUnknown",
+                                 "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.NoReply"})
+# Messages whose latest value describes the field rather than an edit: a new session gets them first.
+FIELD_STATE_MESSAGES = (FocusIn, SurroundingText, SetInputMode)
+MAX_REPLAYED_KEYS = 500
+
+
+class DaemonUnavailable(Exception):
+    """The daemon could not be reached or refused the call; the key goes to the application."""
+
+
+class DaemonTimeout(DaemonUnavailable):
+    """The daemon did not answer in time; its answer will come through `on_late_output`."""
+
+
+class _SendCall:
+    """A Send in flight. Its reply is dispatched in a main context of its own, so that waiting for
+    it runs none of the engine's other handlers."""
+
+    def __init__(self, connection: Gio.DBusConnection, path: str, message: FrontendMessage):
+        self.message = message
+        self.context = GLib.MainContext.new()
+        self.results: list[Gio.AsyncResult] = []
+        self.context.push_thread_default()  # GDBus dispatches the reply to the caller's thread-default context
+        try:
+            connection.call(BUS_NAME, path, SESSION_INTERFACE, "Send", GLib.Variant("(ay)", (encode(message),)),
+                            GLib.VariantType("(ay)"), Gio.DBusCallFlags.NO_AUTO_START, LATE_ANSWER_TIMEOUT_MS,
+                            None, lambda _connection, result: self.results.append(result))
+        finally:
+            self.context.pop_thread_default()
+
+    def wait(self, timeout_ms: int) -> bool:
+        """Whether the reply is in, after waiting for it at most `timeout_ms`."""
+        timer = GLib.timeout_source_new(timeout_ms)
+        timer.set_callback(lambda *_: False)
+        timer.attach(self.context)
+        while not self.results and not timer.is_destroyed():
+            self.context.iteration(True)
+        timer.destroy()
+        return bool(self.results)
+
+    def output(self, connection: Gio.DBusConnection) -> Output:
+        try:
+            reply = connection.call_finish(self.results[0])
+        except GLib.Error as error:
+            raise DaemonUnavailable(error.message) from error
+        try:
+            return decode(bytes(reply.unpack()[0]), Output)
+        except ProtocolError as error:
+            raise DaemonUnavailable(f"bad reply: {error}") from error
+
+
+class DaemonSession:
+    def __init__(self, connection: Gio.DBusConnection, on_late_output: Callable[[Output], None]):
+        self._connection = connection
+        self._on_late_output = on_late_output
+        self._path: str | None = None
+        self._subscription: int | None = None
+        self._field_state: dict[type, FrontendMessage] = {}
+        self._composition_keys: list[KeyEvent] = []  # keys since the preedit was last empty
+        self._late_calls: deque[_SendCall] = deque()  # timed out, answer still to come, oldest first
+        self._late_poll: int | None = None
+
+    def send(self, message: FrontendMessage, timeout_ms: int) -> Output:
+        """The daemon's Output for `message`; raises DaemonUnavailable (or DaemonTimeout)."""
+        if isinstance(message, FIELD_STATE_MESSAGES):
+            # Kept even if this call fails: a password field must stay secret in whatever session comes next.
+            self._field_state[type(message)] = message
+        if self._path is None:
+            self._open()
+        try:
+            return self._call_send(message, timeout_ms)
+        except DaemonUnavailable as error:
+            if not isinstance(error.__cause__, GLib.Error) or _remote_error(error.__cause__) not in SESSION_LOST_ERRORS:
+                raise
+        self._forget_session()
+        self._open()
+        return self._call_send(message, timeout_ms)
+
+    def close(self) -> None:
+        if self._path is not None:
+            self._connection.call(BUS_NAME, self._path, SESSION_INTERFACE, "Close", None, None,
+                                  Gio.DBusCallFlags.NO_AUTO_START, CONNECT_TIMEOUT_MS, None, None, None)
+        self._forget_session()
+
+    def _open(self) -> None:
+        try:
+            reply = self._connection.call_sync(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession", None,
+                                               GLib.VariantType("(o)"), Gio.DBusCallFlags.NONE,
+                                               CONNECT_TIMEOUT_MS, None)
+        except GLib.Error as error:
+            raise DaemonUnavailable(f"cannot create a session: {error.message}") from error
+        (self._path,) = reply.unpack()
+        self._subscription = self._connection.signal_subscribe(
+            BUS_NAME, SESSION_INTERFACE, "OutputChanged", self._path, None, Gio.DBusSignalFlags.NONE,
+            self._output_changed)
+        for message in [*self._field_state.values(), *self._composition_keys]:
+            self._call_send(message, CONNECT_TIMEOUT_MS)
+
+    def _forget_session(self) -> None:
+        if self._subscription is not None:
+            self._connection.signal_unsubscribe(self._subscription)
+        self._path = self._subscription = None
+        self._late_calls.clear()  # their answers died with the session
+
+    def _call_send(self, message: FrontendMessage, timeout_ms: int) -> Output:
+        call = _SendCall(self._connection, self._path, message)
+        if not call.wait(timeout_ms):
+            self._late_calls.append(call)
+            if self._late_poll is None:
+                self._late_poll = GLib.timeout_add(LATE_POLL_MS, self._deliver_late_answers)
+            raise DaemonTimeout(f"no answer within {timeout_ms} ms")
+        # The daemon answers a session's messages in order, so every earlier answer is in by now.
+        self._deliver_late_answers()
+        output = call.output(self._connection)
+        self._track_composition(message, output)
+        return output
+
+    def _deliver_late_answers(self) -> bool:
+        while self._late_calls:
+            call = self._late_calls[0]
+            call.context.iteration(False)
+            if not call.results:
+                return True  # GLib: keep polling
+            self._late_calls.popleft()
+            try:
+                output = call.output(self._connection)
+            except DaemonUnavailable:
+                continue  # a call that failed late changed nothing to draw
+            self._track_composition(call.message, output)
+            self._on_late_output(output)
+        self._late_poll = None
+        return False
+
+    def _track_composition(self, message: FrontendMessage, output: Output) -> None:
+        focus = self._field_state.get(FocusIn)
+        secret = focus is not None and focus.purpose.is_secret  # keep no copy of what is typed into a password field
+        if not output.preedit.segments and output.candidates is None or secret:
+            self._composition_keys.clear()
+        elif isinstance(message, KeyEvent) and output.consumed and len(self._composition_keys) < MAX_REPLAYED_KEYS:
+            self._composition_keys.append(message)
+
+    def _output_changed(self, _connection, _sender, _path, _interface, _signal, parameters: GLib.Variant) -> None:
+        try:
+            output = decode(bytes(parameters.unpack()[0]), Output)
+        except ProtocolError:
+            return  # not from a daemon speaking our protocol version: nothing to draw
+        self._on_late_output(output)
+
+
+def _remote_error(error: GLib.Error) -> str | None:
+    return Gio.DBusError.get_remote_error(error)

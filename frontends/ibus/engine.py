@@ -1,0 +1,257 @@
+"""Tsuzuri's IBus engine: forwards input to tsuzuri-daemon and draws what it answers.
+
+ibus-daemon starts this file with Debian's /usr/bin/python3 (python3-gi, gir1.2-ibus-1.0,
+python3-msgpack), as the component file written by install.py says. It holds no input-method logic:
+every key goes to the input context's daemon session in a synchronous call, and the daemon's
+Output decides whether the key is taken (so the application never sees a key the preedit also
+shows) and what the preedit, candidate window, auxiliary text and commit are.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import sys
+from pathlib import Path
+
+import gi
+
+gi.require_version("IBus", "1.0")
+from gi.repository import Gio, GLib, IBus  # noqa: E402
+
+# ime_protocol comes from this checkout: it needs only msgpack, not the daemon's dependencies.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
+from frontends.ibus.install import COMPONENT_NAME  # noqa: E402
+from ime_protocol import (MAX_TEXT_CHARS, REQUEST_ID_MAX, CandidateItem, CandidateWindow, FocusIn,  # noqa: E402
+                          FocusOut, FrontendMessage, InputPurpose, KeyEvent, Output, Preedit, Reset, SegmentStyle,
+                          SelectCandidate, SurroundingText)
+
+# How long the application waits for a key's answer before the engine decides without it; the
+# answer is still drawn when it comes (daemon_session.py).
+KEY_TIMEOUT_MS = 300
+MESSAGE_TIMEOUT_MS = 300
+HIGHLIGHT_FOREGROUND = 0xFFFFFF
+HIGHLIGHT_BACKGROUND = 0x3465A4
+ANNOTATION_FOREGROUND = 0x888A85
+# IBus's input purposes carry the same names as the protocol's.
+PURPOSES = {int(getattr(IBus.InputPurpose, purpose.name)): purpose for purpose in InputPurpose
+            if hasattr(IBus.InputPurpose, purpose.name)}
+
+log = logging.getLogger("tsuzuri-ibus")
+
+
+class TsuzuriEngine(IBus.Engine):
+    __gtype_name__ = "TsuzuriEngine"
+
+    def __init__(self, daemon_connection: Gio.DBusConnection, **properties):
+        super().__init__(**properties)
+        self._daemon = DaemonSession(daemon_connection, self._late_output)
+        self._request_ids = itertools.cycle(range(1, REQUEST_ID_MAX + 1))
+        self._last_request_id = 0
+        self._purpose = InputPurpose.FREE_FORM
+        self._capabilities = 0
+        self._preedit_shown = False
+        self._window: CandidateWindow | None = None  # as shown, to turn a clicked page position into an index
+
+    # -- IBus → daemon ------------------------------------------------------------------------------
+
+    def do_process_key_event(self, keyval: int, keycode: int, state: int) -> bool:
+        if state & IBus.ModifierType.RELEASE_MASK:
+            return False  # the daemon never takes a release (daemon/keys.py): spare the round trip
+        return self._send_key(keyval, keycode, state)
+
+    def do_focus_in(self) -> None:
+        self._send(FocusIn(self._purpose), render=False)
+        self._ask_for_surrounding_text()
+
+    def do_focus_out(self) -> None:
+        self._send(FocusOut())  # the daemon commits what the user sees rather than dropping it
+
+    def do_disable(self) -> None:
+        self._send(FocusOut())
+
+    def do_reset(self) -> None:
+        self._send(Reset())
+
+    def do_set_content_type(self, purpose: int, hints: int) -> None:
+        self._purpose = PURPOSES.get(purpose, InputPurpose.FREE_FORM)
+        self._send(FocusIn(self._purpose), render=False)  # a focused field's purpose can change too
+
+    def do_set_capabilities(self, capabilities: int) -> None:
+        self._capabilities = capabilities
+        self._ask_for_surrounding_text()  # IBus may report capabilities after focus in
+
+    def do_set_surrounding_text(self, text: IBus.Text, cursor: int, anchor: int) -> None:
+        IBus.Engine.do_set_surrounding_text(self, text, cursor, anchor)  # keeps get_surrounding_text() current
+        self._send(surrounding_text(text.get_text(), cursor, anchor), render=False)
+
+    def do_candidate_clicked(self, index_in_page: int, button: int, state: int) -> None:
+        if self._window is not None:
+            self._send(SelectCandidate(self._window.page_start + index_in_page, self._next_request_id()))
+
+    # The candidate window's arrows act like the keys that do the same.
+    def do_page_up(self) -> None:
+        self._send_key(IBus.KEY_Page_Up, 0, 0)
+
+    def do_page_down(self) -> None:
+        self._send_key(IBus.KEY_Page_Down, 0, 0)
+
+    def do_cursor_up(self) -> None:
+        self._send_key(IBus.KEY_Up, 0, 0)
+
+    def do_cursor_down(self) -> None:
+        self._send_key(IBus.KEY_Down, 0, 0)
+
+    def do_destroy(self) -> None:
+        self._daemon.close()
+        IBus.Engine.do_destroy(self)
+
+    def _ask_for_surrounding_text(self) -> None:
+        if self._capabilities & IBus.Capabilite.SURROUNDING_TEXT:
+            self.get_surrounding_text()  # asks the client to send it from now on
+
+    def _send_key(self, keyval: int, keycode: int, state: int) -> bool:
+        key = KeyEvent(keyval, keycode, state, self._next_request_id())
+        try:
+            output = self._daemon.send(key, KEY_TIMEOUT_MS)
+        except DaemonTimeout:
+            log.warning("daemon did not answer a key within %d ms", KEY_TIMEOUT_MS)
+            # Its answer will still be drawn when it comes. Inside a composition the daemon takes the
+            # keys, so the key is kept from the application; outside one the application gets it and
+            # the daemon's late composition of it is cleared, so that the two cannot both show it.
+            if self._preedit_shown:
+                return True
+            self._send(Reset())
+            return False
+        except DaemonUnavailable as error:
+            log.warning("daemon unavailable: %s", error)
+            self._render_nothing()
+            return False
+        self._render(output)
+        return output.consumed
+
+    def _send(self, message: FrontendMessage, render: bool = True) -> None:
+        try:
+            output = self._daemon.send(message, MESSAGE_TIMEOUT_MS)
+        except DaemonUnavailable as error:
+            log.warning("%s not delivered: %s", type(message).__name__, error)
+            return
+        if render:
+            self._render(output)
+
+    def _next_request_id(self) -> int:
+        self._last_request_id = next(self._request_ids)
+        return self._last_request_id
+
+    # -- daemon → IBus ------------------------------------------------------------------------------
+
+    def _late_output(self, output: Output) -> None:
+        """A live-conversion update, or the answer to a call that timed out."""
+        if output.request_id == self._last_request_id:
+            self._render(output)
+        elif output.commit:  # the rest is outdated by a newer key's answer, but the text must not be lost
+            self.commit_text(IBus.Text.new_from_string(output.commit))
+
+    def _render(self, output: Output) -> None:
+        if output.commit:
+            self.commit_text(IBus.Text.new_from_string(output.commit))
+        self._render_preedit(output.preedit)
+        self._render_candidates(output.candidates)
+        if output.aux:
+            self.update_auxiliary_text(IBus.Text.new_from_string(output.aux), True)
+        else:
+            self.hide_auxiliary_text()
+
+    def _render_nothing(self) -> None:
+        self._render_preedit(Preedit((), 0))
+        self._render_candidates(None)
+        self.hide_auxiliary_text()
+
+    def _render_preedit(self, preedit: Preedit) -> None:
+        text = IBus.Text.new_from_string(preedit.text)
+        attributes = IBus.AttrList()
+        start = 0
+        for segment in preedit.segments:
+            end = start + len(segment.text)
+            if segment.style is not SegmentStyle.NONE:
+                attributes.append(IBus.attr_underline_new(IBus.AttrUnderline.SINGLE, start, end))
+            if segment.style is SegmentStyle.HIGHLIGHT:
+                attributes.append(IBus.attr_foreground_new(HIGHLIGHT_FOREGROUND, start, end))
+                attributes.append(IBus.attr_background_new(HIGHLIGHT_BACKGROUND, start, end))
+            start = end
+        text.set_attributes(attributes)
+        self._preedit_shown = bool(preedit.segments)
+        # CLEAR: on focus out the daemon commits the preedit itself (FocusOut), so the client must not.
+        self.update_preedit_text_with_mode(text, preedit.cursor, self._preedit_shown, IBus.PreeditFocusMode.CLEAR)
+
+    def _render_candidates(self, window: CandidateWindow | None) -> None:
+        self._window = window
+        if window is None:
+            self.hide_lookup_table()
+            return
+        table = IBus.LookupTable.new(window.page_size, window.cursor, True, False)
+        for item in window.items:
+            table.append_candidate(candidate_text(item))
+        for position, label in enumerate(window.labels):
+            table.set_label(position, IBus.Text.new_from_string(label))
+        table.set_cursor_pos(window.cursor)  # also selects the page IBus shows
+        self.update_lookup_table(table, True)
+
+
+def candidate_text(item: CandidateItem) -> IBus.Text:
+    """The candidate, then its annotation in grey: IBus's candidate window has no annotation column."""
+    if not item.annotation:
+        return IBus.Text.new_from_string(item.text)
+    text = IBus.Text.new_from_string(f"{item.text}  {item.annotation}")
+    attributes = IBus.AttrList()
+    attributes.append(IBus.attr_foreground_new(ANNOTATION_FOREGROUND, len(item.text), len(text.get_text())))
+    text.set_attributes(attributes)
+    return text
+
+
+def surrounding_text(text: str, cursor: int, anchor: int) -> SurroundingText:
+    """The client's surrounding text, cut to the protocol's limit around the cursor."""
+    start = max(0, min(cursor, len(text)) - MAX_TEXT_CHARS // 2)
+    window = text[start:start + MAX_TEXT_CHARS]
+
+    def clamp(position: int) -> int:
+        return min(max(position - start, 0), len(window))
+    return SurroundingText(window, clamp(cursor), clamp(anchor))
+
+
+class TsuzuriFactory(IBus.Factory):
+    """Makes one engine, and so one daemon session, per input context."""
+
+    def __init__(self, bus: IBus.Bus, daemon_connection: Gio.DBusConnection):
+        super().__init__(connection=bus.get_connection(), object_path=IBus.PATH_FACTORY)
+        self._daemon_connection = daemon_connection
+        self._engine_ids = itertools.count(1)
+
+    def do_create_engine(self, engine_name: str) -> TsuzuriEngine:
+        return TsuzuriEngine(self._daemon_connection, engine_name=engine_name, connection=self.get_connection(),
+                             object_path=f"/org/freedesktop/IBus/Engine/Tsuzuri/{next(self._engine_ids)}")
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="tsuzuri-ibus: %(levelname)s %(message)s")
+    IBus.init()
+    bus = IBus.Bus()
+    if not bus.is_connected():
+        log.error("cannot connect to ibus-daemon")
+        return 1
+    try:
+        daemon_connection = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+    except GLib.Error as error:
+        log.error("cannot connect to the session bus: %s", error.message)
+        return 1
+    loop = GLib.MainLoop()
+    bus.connect("disconnected", lambda _bus: loop.quit())
+    factory = TsuzuriFactory(bus, daemon_connection)
+    bus.request_name(COMPONENT_NAME, 0)
+    loop.run()
+    factory.destroy()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
