@@ -25,6 +25,21 @@ class ConversionCandidate:
     text: str
     source: str  # learning | user | model | dictionary | kana | rewriter
     annotation: str = ""
+    cost: float | None = None  # the system dictionary's path cost (lower is better), for its candidates
+
+
+def rerank(candidates: list[ConversionCandidate], model_scores: list[float],
+           weight: float) -> list[ConversionCandidate]:
+    """Order by model log-probability − weight · (dictionary cost above the best one).
+
+    Candidates without a dictionary cost (the model's own) count as the worst dictionary candidate,
+    so the dictionary's prior never favours them. Ties keep the incoming order."""
+    costs = [c.cost for c in candidates if c.cost is not None]
+    best, worst = (min(costs), max(costs)) if costs else (0.0, 0.0)
+    combined = [score - weight * ((c.cost if c.cost is not None else worst) - best)
+                for c, score in zip(candidates, model_scores)]
+    order = sorted(range(len(candidates)), key=lambda i: (-combined[i], i))
+    return [candidates[i] for i in order]
 
 
 class Converter:
@@ -32,13 +47,18 @@ class Converter:
 
     def __init__(self, dictionary: SystemDictionary | None = None, engine: Engine | None = None,
                  user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
-                 model_candidates: int = 3, clock: Callable[[], datetime] = datetime.now):
+                 model_candidates: int = 3, clock: Callable[[], datetime] = datetime.now,
+                 rerank_weight: float | None = None, rerank_top: int = 10):
         self.dictionary = dictionary
         self.engine = engine
         self.user_dictionary = user_dictionary
         self.learning = learning
         self.model_candidates = model_candidates
         self.clock = clock
+        # With a weight, the model rescores the dictionary's top candidates (plus its own) instead of
+        # simply going first: model log-prob − weight · dictionary cost.
+        self.rerank_weight = rerank_weight
+        self.rerank_top = rerank_top
         # Sessions convert on several worker threads; the user's files are plain dicts saved meanwhile.
         self._userdata_lock = threading.Lock()
 
@@ -65,9 +85,15 @@ class Converter:
                         suppressed.add(entry.surface)
                     else:
                         merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
-        if use_model:
-            merged += self._model(reading, context, session)
-        merged += self._dictionary(reading, n)
+        model = self._model(reading, context, session) if use_model else []
+        dictionary = self._dictionary(reading, n)
+        if model and self.rerank_weight is not None:
+            pool = unique_texts(dictionary[:self.rerank_top] + model)
+            scores = self._model_scores(reading, context, session, [c.text for c in pool])
+            merged += rerank(pool, scores, self.rerank_weight) if scores else pool
+        else:
+            merged += model
+        merged += dictionary
         merged += [ConversionCandidate(reading, "kana", "ひらがな"),
                    ConversionCandidate(to_katakana(reading), "kana", "カタカナ")]
         merged += [ConversionCandidate(r.surface, "rewriter", r.annotation)
@@ -115,11 +141,19 @@ class Converter:
             return []
         return [ConversionCandidate(c.text, "model") for c in found if c.source == "model"]
 
+    def _model_scores(self, reading: str, context: str, session: ConversionSession | None,
+                      texts: list[str]) -> list[float]:
+        try:
+            return self.engine.score(to_katakana(reading), context, texts, session)
+        except EngineUnavailable:
+            return []
+
     def _dictionary(self, reading: str, n: int) -> list[ConversionCandidate]:
         if self.dictionary is None:
             return []
         try:
-            return [ConversionCandidate(c.surface, "dictionary") for c in self.dictionary.convert(reading, n)]
+            return [ConversionCandidate(c.surface, "dictionary", cost=c.cost)
+                    for c in self.dictionary.convert(reading, n)]
         except DictionaryUnavailable:
             return []
 

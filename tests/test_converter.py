@@ -91,3 +91,27 @@ def test_a_failed_model_means_dictionary_service(userdata, tmp_path):
 
 def test_empty_reading_gives_nothing(userdata):
     assert converter(userdata).candidates("") == []
+
+
+def test_rerank_combines_model_score_and_dictionary_cost():
+    from daemon.converter import ConversionCandidate, rerank
+    pool = [ConversionCandidate("a", "dictionary", cost=100.0), ConversionCandidate("b", "dictionary", cost=600.0),
+            ConversionCandidate("c", "model")]
+    scores = [-5.0, -2.0, -1.0]
+    assert [c.text for c in rerank(pool, scores, 0.0)] == ["c", "b", "a"]  # the model alone
+    # a: -5; c counts as the worst cost, like b: -1-500 and -2-500
+    assert [c.text for c in rerank(pool, scores, 1.0)] == ["a", "c", "b"]
+
+
+def test_rerank_mode_keeps_every_dictionary_candidate(userdata, model_path):
+    engine = Engine()
+    engine.load(model_path)
+    engine.wait(60)
+    user, learning = userdata
+    plain = Converter(dictionary=system_dictionary(), clock=lambda: NOW)
+    reranking = Converter(dictionary=system_dictionary(), engine=engine, clock=lambda: NOW, rerank_weight=0.01)
+    before = {c.text for c in plain.candidates("きょうはいいてんきですね", n=10)}
+    after = reranking.candidates("きょうはいいてんきですね", n=10)
+    assert before <= {c.text for c in after}
+    assert "model" in [c.source for c in after]
+    engine.close()

@@ -164,3 +164,17 @@ def test_f16_production_config_matches_reference_up_to_near_ties(model_path):
         fast.close()
         naive.close()
         model.close()
+
+
+def test_shared_prompt_scoring_equals_reprefill_reference(exact):
+    model, fast, naive, _ = exact
+    rng = random.Random(3)
+    for prompt in random_prompts(model, 10, seed=4):
+        candidates = [[rng.randrange(300, model.n_vocab) for _ in range(rng.randint(0, 12))] for _ in range(20)]
+        got = fast.score(prompt, candidates, model.eos)
+        want = naive.score(prompt, candidates, model.eos)
+        assert np.allclose(got, want, rtol=0, atol=1e-4)
+    # A finished greedy output scores exactly what the search summed for it.
+    best = fast.greedy(prompt, MAX_NEW, frozenset({model.eos}))
+    if best.finished:
+        assert fast.score(prompt, [list(best.tokens)], model.eos)[0] == pytest.approx(best.score, abs=1e-4)

@@ -156,3 +156,14 @@ def test_only_the_most_recent_sessions_keep_a_kv_cache(model_path):
     assert [s._decoder is not None for s in sessions] == [True, False, False, True]
     e.close()
     assert all(s._decoder is None for s in sessions)
+
+
+def test_scoring_other_candidates(engine):
+    session = engine.session()
+    texts = ["学生", "がくせい", "", "x" * 200]
+    scores = session.score("がくせい", "", texts)
+    assert all(-1e4 < s < 0 for s in scores[:3])
+    assert scores[3] == float("-inf")  # too long to score in one batch
+    assert session.score("がくせい", "", texts[:3]) == pytest.approx(scores[:3], abs=1e-2)
+    with pytest.raises(ValueError):
+        session.score("", "", texts)

@@ -14,6 +14,7 @@ IGNORE = -100  # label of positions without loss (prompt, padding)
 
 CONFIGS = {
     "tiny": ModelShape(d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=160, context=256),
+    "base": ModelShape(d_model=256, n_layers=4, n_heads=4, n_kv_heads=4, d_ff=704, context=256),  # a CPU run
     "small": ModelShape(d_model=384, n_layers=6, n_heads=6, n_kv_heads=6, d_ff=1024, context=256),
 }
 

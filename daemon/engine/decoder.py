@@ -184,6 +184,47 @@ class SessionDecoder:
             self._restore_prompt_only(len(prompt))
 
 
+    def score(self, prompt: list[int], candidates: list[list[int]], end_token: int) -> list[float]:
+        """log P(candidate, then end_token | prompt) for each candidate, teacher-forced.
+
+        The prompt's KV is shared: each candidate is decoded in its own copy of seq 0, as many
+        candidates per batch as free slots and n_batch allow.
+        """
+        ctx = self._ensure_context(1, kv_cells_needed(len(prompt), 1, max(map(len, candidates), default=0)))
+        first = self.prefill(prompt)
+        scores = [float(first[end_token]) for _ in candidates]  # empty candidates end at once
+        pending = [i for i, c in enumerate(candidates) if c]
+        try:
+            while pending:
+                group, rows = [], 0
+                while pending and len(group) < ctx.n_seq - 2 and rows + len(candidates[pending[0]]) < ctx.n_batch:
+                    rows += len(candidates[pending[0]])
+                    group.append(pending.pop(0))
+                if not group:
+                    raise LlamaError(f"a candidate of {len(candidates[pending[0]])} tokens exceeds the batch")
+                tokens, positions, seqs = [], [], []
+                for slot, index in enumerate(group, start=1):
+                    ctx.seq_cp(0, slot)
+                    cand = candidates[index]
+                    tokens += cand
+                    positions += range(len(prompt), len(prompt) + len(cand))
+                    seqs += [slot] * len(cand)
+                rows_logprobs = log_softmax(ctx.decode(tokens, positions, seqs, [True] * len(tokens),
+                                                       pad_seq=len(group) + 1))
+                row = 0
+                for index in group:
+                    cand = candidates[index]
+                    following = cand[1:] + [end_token]
+                    scores[index] = float(first[cand[0]]) + sum(
+                        float(rows_logprobs[row + k][t]) for k, t in enumerate(following))
+                    row += len(cand)
+                for slot in range(1, len(group) + 1):
+                    ctx.seq_rm(slot)
+        finally:
+            self._restore_prompt_only(len(prompt))
+        return scores
+
+
 class ReferenceDecoder:
     """The naive reference: every hypothesis re-prefilled from an empty cache at every step."""
 
@@ -218,6 +259,19 @@ class ReferenceDecoder:
             return self._next_logprobs(sequence)[None, :]
 
         return greedy_search(self._next_logprobs(prompt), advance, max_new, stop_tokens)
+
+    def score(self, prompt: list[int], candidates: list[list[int]], end_token: int) -> list[float]:
+        scores = []
+        for cand in candidates:
+            sequence = list(prompt) + cand
+            ctx = self._ctx
+            ctx.clear()
+            n = len(sequence)
+            wanted = len(cand) + 1  # the rows predicting each candidate token and the end
+            logits = ctx.decode(sequence, list(range(n)), [0] * n, [i >= n - wanted for i in range(n)], pad_seq=1)
+            logprobs = log_softmax(logits)
+            scores.append(sum(float(logprobs[k][t]) for k, t in enumerate(cand + [end_token])))
+        return scores
 
     def close(self) -> None:
         self._ctx.close()

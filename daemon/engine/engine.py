@@ -23,6 +23,7 @@ from daemon.kana import to_hiragana, to_katakana
 CHUNK_KANA = 30
 MAX_READING_CHARS = 4096
 MAX_NEW_CAP = 64
+MAX_SCORED_TOKENS = 64
 _CHUNK_END = re.compile(r"[^、。，．！？!?]*[、。，．！？!?]*")
 
 
@@ -195,11 +196,18 @@ class Engine:
                 session: ConversionSession | None = None) -> list[Candidate]:
         """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1,
         beam search of width n otherwise), then the reading itself in hiragana and katakana."""
-        if session is None:
-            if self._default_session is None:
-                self._default_session = self.session()
-            session = self._default_session
-        return session.convert(reading, context, n)
+        return (session or self._default()).convert(reading, context, n)
+
+    def score(self, reading: str, context: str, texts: list[str],
+              session: ConversionSession | None = None) -> list[float]:
+        """log P(text | reading, context) for each text (see ConversionSession.score)."""
+        return (session or self._default()).score(reading, context, texts)
+
+    def _default(self) -> ConversionSession:
+        """The session for stateless calls (tools, the D-Bus Convert method)."""
+        if self._default_session is None:
+            self._default_session = self.session()
+        return self._default_session
 
 
 
@@ -248,6 +256,28 @@ class ConversionSession:
                 prefix_score += best.score
             hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, min(n, MAX_BEAM))
         return self._candidates(loaded, hypotheses, prefix, prefix_score, reading)
+
+    def score(self, reading: str, context: str, texts: list[str]) -> list[float]:
+        """log P(text | reading, context) under the model for each text (for reranking others'
+        candidates); texts too long to score in one batch get -inf."""
+        reading, context = clean_text(reading), clean_text(context)
+        if not reading or len(reading) > MAX_READING_CHARS:
+            raise ValueError(f"reading must have 1..{MAX_READING_CHARS} characters")
+        engine = self._engine
+        with engine._lock:
+            loaded = engine._loaded
+            if loaded is None:
+                raise EngineUnavailable(f"no model ready ({engine.status.state.value})")
+            decoder = self._decoder_for(loaded)
+            prompt = prompt_tokens(loaded.model, build_prompt(loaded.entry.format, reading, context,
+                                                              loaded.entry.context_chars))
+            tokenized = [loaded.model.tokenize(clean_text(t), special=False) for t in texts]
+            scorable = [i for i, ids in enumerate(tokenized) if len(ids) <= MAX_SCORED_TOKENS]
+            found = decoder.score(prompt, [tokenized[i] for i in scorable], loaded.model.eos)
+        scores = [float("-inf")] * len(texts)
+        for i, value in zip(scorable, found):
+            scores[i] = value
+        return scores
 
     def _search(self, loaded: _LoadedModel, decoder: SessionDecoder, reading: str, context: str,
                 width: int) -> list[Hypothesis]:
