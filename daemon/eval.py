@@ -1,6 +1,6 @@
 """tsuzuri-eval: score a converter on an evaluation set, in process.
 
-    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|beam|auto] [--model M] [--json] [--per-item FILE]
+    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|beam|rerank|auto] [--model M] [--json] [--per-item FILE]
                        [--limit K]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
@@ -72,14 +72,18 @@ def _model_converter(width: Callable[[int], int], mode: str) -> Callable[[argpar
     return factory
 
 
-def _auto_converter(options: argparse.Namespace) -> Converter:
-    """What the daemon shows: every source merged (no learning or user dictionary: they are personal)."""
-    from daemon.converter import Converter as MergingConverter
+def _merging_converter(mode: str, rerank: bool) -> Callable[[argparse.Namespace], Converter]:
+    """Every source merged, as the daemon shows them (no learning or user dictionary: they are
+    personal); with `rerank`, the model rescores the dictionary's top candidates."""
+    def factory(options: argparse.Namespace) -> Converter:
+        from daemon.converter import Converter as MergingConverter
 
-    engine = _loaded_engine(options, "auto") if options.model else None
-    converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine)
-    session = engine.session() if engine is not None else None
-    return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
+        engine = _loaded_engine(options, mode) if options.model or rerank else None
+        converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
+                                     rerank_weight=options.rerank_weight if rerank else None)
+        session = engine.session() if engine is not None else None
+        return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
+    return factory
 
 
 # Mode -> converter factory: the one registration point for conversion strategies.
@@ -87,7 +91,8 @@ CONVERTERS: dict[str, Callable[[argparse.Namespace], Converter]] = {
     "dictionary": _dictionary_converter,
     "greedy": _model_converter(lambda n: 1, "greedy"),
     "beam": _model_converter(lambda n: n, "beam"),
-    "auto": _auto_converter,
+    "rerank": _merging_converter("rerank", rerank=True),
+    "auto": _merging_converter("auto", rerank=False),
 }
 
 
@@ -203,6 +208,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items")
     parser.add_argument("--model", help="registered model name or GGUF path (greedy, beam; optional for auto)")
     parser.add_argument("--threads", type=int, default=2, help="model threads (default 2)")
+    parser.add_argument("--rerank-weight", type=float, default=0.005,
+                        help="rerank: weight of the dictionary cost against the model log-prob")
     return parser
 
 
