@@ -45,6 +45,9 @@ def running_daemon(address: str, home: Path, model: str | None, extra_env: dict 
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"daemon did not come up: {proc.stderr.read() if proc.poll() is not None else ''}")
             time.sleep(0.1)
+        # One conversion waits for the daemon's warm-up (dictionary, emoji index): the tests are about
+        # behaviour, and a frontend's first key must not race a cold start on a loaded CI machine.
+        client(address, "convert", "じゅんび", "--n", "1")
         yield proc
     finally:
         if proc.poll() is None:

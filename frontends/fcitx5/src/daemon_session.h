@@ -1,0 +1,57 @@
+// One tsuzuri-daemon input session, reached over the session bus (frontends/ibus/daemon_session.py
+// is its IBus twin). `send` waits for the daemon's answer up to a timeout, because fcitx must know
+// whether a key is taken before keyEvent returns. When the daemon restarts, its sessions are gone:
+// the next call creates a new session and replays into it the field's state and the keys of the
+// composition in progress, so the user's unfinished typing survives.
+//
+// An answer that comes after the timeout (a first conversion that loads the dictionary) is not
+// lost: the bus hands the reply its call no longer waits for to every filter, and the session whose
+// key or candidate it answers (by request id, unique across sessions) takes it. Such answers and
+// OutputChanged signals (live conversion) go to `onLateOutput`.
+#ifndef TSUZURI_FCITX5_DAEMON_SESSION_H
+#define TSUZURI_FCITX5_DAEMON_SESSION_H
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fcitx-utils/dbus/bus.h>
+
+#include "protocol.h"
+
+namespace tsuzuri {
+
+enum class SendResult { Answered, TimedOut, Unavailable };
+
+class DaemonSession {
+public:
+    DaemonSession(fcitx::dbus::Bus &bus, std::function<void(const Output &)> onLateOutput);
+    ~DaemonSession();
+    DaemonSession(const DaemonSession &) = delete;
+    DaemonSession &operator=(const DaemonSession &) = delete;
+
+    // Fills `output` when the result is Answered.
+    SendResult send(const Request &request, uint64_t timeoutUsec, Output &output);
+
+private:
+    bool open();
+    void forgetSession();
+    SendResult call(const Request &request, uint64_t timeoutUsec, Output &output, bool &sessionLost);
+    void trackComposition(const Request &request, const Output &output);
+    bool takeLateReply(fcitx::dbus::Message &reply);
+
+    fcitx::dbus::Bus &bus_;
+    std::function<void(const Output &)> onLateOutput_;
+    std::string path_;  // empty: no session
+    std::unique_ptr<fcitx::dbus::Slot> outputChangedSlot_;
+    std::map<RequestKind, Request> fieldState_;  // the latest FocusIn and SurroundingText
+    std::vector<Request> compositionKeys_;  // keys since the preedit was last empty
+    std::map<uint64_t, Request> lateRequests_;  // by request id: timed out, answer still to come
+    std::unique_ptr<fcitx::dbus::Slot> lateReplySlot_;
+};
+
+} // namespace tsuzuri
+
+#endif

@@ -1,0 +1,264 @@
+#include "engine.h"
+
+#include <algorithm>
+
+#include <fcitx-utils/capabilityflags.h>
+#include <fcitx-utils/log.h>
+#include <fcitx-utils/utf8.h>
+#include <fcitx/candidatelist.h>
+#include <fcitx/event.h>
+#include <fcitx/inputcontext.h>
+#include <fcitx/inputcontextmanager.h>
+#include <fcitx/inputpanel.h>
+#include <fcitx/text.h>
+
+namespace tsuzuri {
+namespace {
+
+// How long the application waits for a key's answer before the engine decides without it.
+constexpr uint64_t KEY_TIMEOUT_USEC = 300'000;
+constexpr uint64_t MESSAGE_TIMEOUT_USEC = 300'000;
+constexpr uint64_t REQUEST_ID_MAX = (1ull << 63) - 1;
+
+// fcitx's modifier bits, in the protocol's IBus/X11 layout: the low five agree; Super and Hyper
+// are X11 Mod4 and Mod3 in fcitx, and virtual bits 26 and 27 in IBus.
+uint32_t protocolModifiers(fcitx::KeyStates states) {
+    constexpr uint32_t SHARED_BITS = SHIFT_MASK | LOCK_MASK | CONTROL_MASK | ALT_MASK | NUM_LOCK_MASK;
+    uint32_t modifiers = static_cast<uint32_t>(states) & SHARED_BITS;
+    if (states.testAny(fcitx::KeyStates{fcitx::KeyState::Super, fcitx::KeyState::Super2})) modifiers |= SUPER_MASK;
+    if (states.testAny(fcitx::KeyStates{fcitx::KeyState::Hyper, fcitx::KeyState::Hyper2})) modifiers |= HYPER_MASK;
+    if (states.test(fcitx::KeyState::Meta)) modifiers |= META_MASK;
+    return modifiers;
+}
+
+InputPurpose purposeOf(fcitx::CapabilityFlags flags) {
+    using fcitx::CapabilityFlag;
+    if (flags.testAny(CapabilityFlag::PasswordOrSensitive)) return InputPurpose::Password;
+    if (flags.test(CapabilityFlag::Digit)) return InputPurpose::Digits;
+    if (flags.test(CapabilityFlag::Number)) return InputPurpose::Number;
+    if (flags.test(CapabilityFlag::Dialable)) return InputPurpose::Phone;
+    if (flags.test(CapabilityFlag::Url)) return InputPurpose::Url;
+    if (flags.test(CapabilityFlag::Email)) return InputPurpose::Email;
+    if (flags.test(CapabilityFlag::Name)) return InputPurpose::Name;
+    if (flags.test(CapabilityFlag::Alpha)) return InputPurpose::Alpha;
+    if (flags.test(CapabilityFlag::Terminal)) return InputPurpose::Terminal;
+    return InputPurpose::FreeForm;
+}
+
+fcitx::TextFormatFlags formatOf(SegmentStyle style) {
+    switch (style) {
+    case SegmentStyle::None: return fcitx::TextFormatFlag::NoFlag;
+    case SegmentStyle::Underline: return fcitx::TextFormatFlag::Underline;
+    case SegmentStyle::Highlight: return {fcitx::TextFormatFlag::Underline, fcitx::TextFormatFlag::HighLight};
+    }
+    return fcitx::TextFormatFlag::NoFlag;
+}
+
+// fcitx's candidate window has no annotation column: the annotation follows the candidate.
+fcitx::Text candidateText(const CandidateItem &item) {
+    fcitx::Text text(item.text);
+    if (!item.annotation.empty()) text.append("  " + item.annotation);
+    return text;
+}
+
+class DaemonCandidateWord : public fcitx::CandidateWord {
+public:
+    DaemonCandidateWord(InputContextState &state, uint32_t index, fcitx::Text text)
+        : fcitx::CandidateWord(std::move(text)), state_(state), index_(index) {}
+    // A click: the daemon decides what choosing the candidate means.
+    void select(fcitx::InputContext *) const override { state_.selectCandidate(index_); }
+
+private:
+    InputContextState &state_;
+    uint32_t index_;  // into CandidateWindow.items
+};
+
+// Paging is the daemon's too: the window's page buttons send the keys that page, and the daemon's
+// answer replaces this list (so nothing may touch `this` after the key is sent).
+class DaemonCandidateList : public fcitx::CommonCandidateList {
+public:
+    DaemonCandidateList(InputContextState &state, const CandidateWindow &window) : state_(state) {
+        std::vector<std::string> labels;
+        for (const auto &label : window.labels) labels.push_back(label + ". ");
+        setLabels(labels);
+        setPageSize(window.pageSize);
+        for (uint32_t index = 0; index < window.items.size(); ++index) {
+            append<DaemonCandidateWord>(state, index, candidateText(window.items[index]));
+        }
+        setPage(window.cursor / window.pageSize);
+        setGlobalCursorIndex(window.cursor);
+    }
+    void prev() override { state_.sendKey(FcitxKey_Page_Up); }
+    void next() override { state_.sendKey(FcitxKey_Page_Down); }
+
+private:
+    InputContextState &state_;
+};
+
+} // namespace
+
+uint64_t RequestIds::next() {
+    last_ = last_ == REQUEST_ID_MAX ? 1 : last_ + 1;
+    return last_;
+}
+
+InputContextState::InputContextState(fcitx::dbus::Bus &bus, RequestIds &requestIds, fcitx::InputContext *inputContext)
+    : inputContext_(inputContext), requestIds_(requestIds),
+      session_(bus, [this](const Output &output) { lateOutput(output); }) {}
+
+void InputContextState::keyEvent(fcitx::KeyEvent &event) {
+    if (sendKeyRequest(event.rawKey())) event.filterAndAccept();
+}
+
+void InputContextState::sendKey(fcitx::KeySym key) { sendKeyRequest(fcitx::Key(key)); }
+
+bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
+    Output output;
+    auto request = tsuzuri::keyEvent(key.sym(), key.code(), protocolModifiers(key.states()), nextRequestId());
+    switch (session_.send(request, KEY_TIMEOUT_USEC, output)) {
+    case SendResult::Answered:
+        render(output);
+        return output.consumed;
+    case SendResult::TimedOut:
+        FCITX_WARN() << "tsuzuri: the daemon did not answer a key in time";
+        // Its answer will still be drawn when it comes. Inside a composition the daemon takes the keys, so the key is kept from the application;
+        // outside one the application gets it and the daemon's composition of it is cleared, so
+        // that the two cannot both show it.
+        if (preeditShown_) return true;
+        send(reset());
+        return false;
+    case SendResult::Unavailable:
+        renderNothing();
+        return false;
+    }
+    return false;
+}
+
+void InputContextState::selectCandidate(uint32_t index) { send(tsuzuri::selectCandidate(index, nextRequestId())); }
+
+void InputContextState::focusIn() {
+    Output ignored;
+    session_.send(tsuzuri::focusIn(purposeOf(inputContext_->capabilityFlags())), MESSAGE_TIMEOUT_USEC, ignored);
+    sendSurroundingText();
+}
+
+void InputContextState::sendSurroundingText() {
+    const auto &surrounding = inputContext_->surroundingText();
+    if (!inputContext_->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText) || !surrounding.isValid()) {
+        return;
+    }
+    Output ignored;
+    session_.send(surroundingText(surrounding.text(), surrounding.cursor(), surrounding.anchor()),
+                  MESSAGE_TIMEOUT_USEC, ignored);
+}
+
+void InputContextState::send(const Request &request) {
+    Output output;
+    if (session_.send(request, MESSAGE_TIMEOUT_USEC, output) == SendResult::Answered) render(output);
+}
+
+uint64_t InputContextState::nextRequestId() {
+    lastRequestId_ = requestIds_.next();
+    return lastRequestId_;
+}
+
+void InputContextState::lateOutput(const Output &output) {
+    if (output.requestId == lastRequestId_) {
+        render(output);
+    } else if (!output.commit.empty()) {  // outdated by a newer key's answer, but the text must not be lost
+        inputContext_->commitString(output.commit);
+    }
+}
+
+void InputContextState::render(const Output &output) {
+    if (!output.commit.empty()) inputContext_->commitString(output.commit);
+    auto &panel = inputContext_->inputPanel();
+    panel.reset();
+    renderPreedit(output.preedit);
+    if (!output.aux.empty()) panel.setAuxUp(fcitx::Text(output.aux));
+    renderCandidates(output.candidates);
+    inputContext_->updatePreedit();
+    inputContext_->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
+}
+
+void InputContextState::renderNothing() {
+    bool wasShown = preeditShown_;
+    preeditShown_ = false;
+    if (!wasShown && inputContext_->inputPanel().empty()) return;
+    inputContext_->inputPanel().reset();
+    inputContext_->updatePreedit();
+    inputContext_->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
+}
+
+void InputContextState::renderPreedit(const Preedit &preedit) {
+    fcitx::Text text;
+    for (const auto &segment : preedit.segments) text.append(segment.text, formatOf(segment.style));
+    preeditShown_ = !preedit.segments.empty();
+    if (!preeditShown_) return;
+    const auto whole = text.toString();
+    text.setCursor(fcitx::utf8::ncharByteLength(whole.begin(), std::min<size_t>(preedit.cursor, fcitx::utf8::length(whole))));
+    auto &panel = inputContext_->inputPanel();
+    if (inputContext_->capabilityFlags().test(fcitx::CapabilityFlag::Preedit)) {
+        panel.setClientPreedit(text);
+    } else {
+        panel.setPreedit(text);
+    }
+}
+
+void InputContextState::renderCandidates(const std::optional<CandidateWindow> &window) {
+    if (window) inputContext_->inputPanel().setCandidateList(std::make_unique<DaemonCandidateList>(*this, *window));
+}
+
+TsuzuriEngine::TsuzuriEngine(fcitx::Instance *instance)
+    : instance_(instance), bus_(fcitx::dbus::BusType::Session),
+      stateFactory_([this](fcitx::InputContext &inputContext) { return new InputContextState(bus_, requestIds_, &inputContext); }) {
+    bus_.attachEventLoop(&instance_->eventLoop());
+    instance_->inputContextManager().registerProperty("tsuzuriState", &stateFactory_);
+    eventWatchers_.push_back(instance_->watchEvent(
+        fcitx::EventType::InputContextSurroundingTextUpdated, fcitx::EventWatcherPhase::PostInputMethod,
+        [this](fcitx::Event &event) {
+            auto *inputContext = static_cast<fcitx::InputContextEvent &>(event).inputContext();
+            if (isCurrentEngine(inputContext)) stateOf(inputContext)->sendSurroundingText();
+        }));
+    // A focused field's purpose can change too (a password field is still secret).
+    eventWatchers_.push_back(instance_->watchEvent(
+        fcitx::EventType::InputContextCapabilityChanged, fcitx::EventWatcherPhase::PostInputMethod,
+        [this](fcitx::Event &event) {
+            auto *inputContext = static_cast<fcitx::InputContextEvent &>(event).inputContext();
+            if (isCurrentEngine(inputContext)) stateOf(inputContext)->focusIn();
+        }));
+}
+
+void TsuzuriEngine::keyEvent(const fcitx::InputMethodEntry &, fcitx::KeyEvent &event) {
+    if (event.isRelease()) return;  // the daemon never takes a release (daemon/keys.py): spare the round trip
+    stateOf(event.inputContext())->keyEvent(event);
+}
+
+void TsuzuriEngine::activate(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {
+    stateOf(event.inputContext())->focusIn();
+}
+
+void TsuzuriEngine::deactivate(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {
+    // The daemon commits what the user sees rather than dropping it.
+    stateOf(event.inputContext())->send(focusOut());
+}
+
+void TsuzuriEngine::reset(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {
+    stateOf(event.inputContext())->send(tsuzuri::reset());
+}
+
+InputContextState *TsuzuriEngine::stateOf(fcitx::InputContext *inputContext) {
+    return inputContext->propertyFor(&stateFactory_);
+}
+
+bool TsuzuriEngine::isCurrentEngine(fcitx::InputContext *inputContext) {
+    return instance_->inputMethodEngine(inputContext) == this;
+}
+
+fcitx::AddonInstance *TsuzuriEngineFactory::create(fcitx::AddonManager *manager) {
+    return new TsuzuriEngine(manager->instance());
+}
+
+} // namespace tsuzuri
+
+FCITX_ADDON_FACTORY(tsuzuri::TsuzuriEngineFactory);

@@ -1,0 +1,86 @@
+// The few ime_protocol messages the fcitx5 addon speaks (ime_protocol/messages.py, codec.py):
+// msgpack maps {"v": 1, "t": "<tag>", <field>: <value>, ...}. The daemon validates everything it
+// sends; decoding here only checks the shapes, so a peer of another version is refused, never misread.
+#ifndef TSUZURI_FCITX5_PROTOCOL_H
+#define TSUZURI_FCITX5_PROTOCOL_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tsuzuri {
+
+// ime_protocol.messages modifier masks (IBus/X11 layout).
+constexpr uint32_t SHIFT_MASK = 1u << 0;
+constexpr uint32_t LOCK_MASK = 1u << 1;
+constexpr uint32_t CONTROL_MASK = 1u << 2;
+constexpr uint32_t ALT_MASK = 1u << 3;
+constexpr uint32_t NUM_LOCK_MASK = 1u << 4;
+constexpr uint32_t SUPER_MASK = 1u << 26;
+constexpr uint32_t HYPER_MASK = 1u << 27;
+constexpr uint32_t META_MASK = 1u << 28;
+
+constexpr size_t MAX_TEXT_CHARS = 4096;
+
+// Values of ime_protocol.InputPurpose.
+enum class InputPurpose { FreeForm, Alpha, Digits, Number, Phone, Url, Email, Name, Password, Terminal };
+
+enum class RequestKind { Key, FocusIn, FocusOut, Reset, SelectCandidate, SurroundingText };
+
+// A frontend message, encoded; `kind` tells the session what to remember of it for a replay.
+struct Request {
+    RequestKind kind;
+    std::vector<uint8_t> bytes;
+    uint64_t requestId = 0;  // of a KeyEvent or SelectCandidate, echoed in the Output that answers it
+    bool secretField = false;  // a FocusIn into a password field
+};
+
+Request keyEvent(uint32_t keyval, uint32_t keycode, uint32_t modifiers, uint64_t requestId);
+Request focusIn(InputPurpose purpose);
+Request focusOut();
+Request reset();
+Request selectCandidate(uint32_t index, uint64_t requestId);
+// `text` is cut to the protocol's limit around the cursor; positions count code points.
+Request surroundingText(const std::string &text, uint32_t cursor, uint32_t anchor);
+
+enum class SegmentStyle { None, Underline, Highlight };
+
+struct PreeditSegment {
+    std::string text;
+    SegmentStyle style;
+};
+
+struct Preedit {
+    std::vector<PreeditSegment> segments;
+    uint32_t cursor = 0;  // code points
+};
+
+struct CandidateItem {
+    std::string text;
+    std::string annotation;
+};
+
+struct CandidateWindow {
+    std::vector<CandidateItem> items;
+    uint32_t cursor = 0;  // index into items
+    uint32_t pageSize = 1;
+    std::vector<std::string> labels;  // one per page position
+};
+
+struct Output {
+    uint64_t requestId = 0;
+    bool consumed = false;
+    std::string commit;
+    Preedit preedit;
+    std::optional<CandidateWindow> candidates;
+    std::string aux;
+    std::string mode;
+};
+
+// nullopt when `bytes` is not an Output of protocol version 1.
+std::optional<Output> decodeOutput(const std::vector<uint8_t> &bytes);
+
+} // namespace tsuzuri
+
+#endif
