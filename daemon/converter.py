@@ -87,7 +87,7 @@ class Converter:
                         merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
         model = self._model(reading, context, session) if use_model else []
         dictionary = self._dictionary(reading, n)
-        if model and self.rerank_weight is not None:
+        if use_model and self.rerank_weight is not None and self.model_ready():
             pool = unique_texts(dictionary[:self.rerank_top] + model)
             scores = self._model_scores(reading, context, session, [c.text for c in pool])
             merged += rerank(pool, scores, self.rerank_weight) if scores else pool
@@ -133,7 +133,7 @@ class Converter:
                     store.save()
 
     def _model(self, reading: str, context: str, session: ConversionSession | None) -> list[ConversionCandidate]:
-        if not self.model_ready():
+        if not self.model_ready() or self.model_candidates < 1:
             return []
         try:
             found = self.engine.convert(to_katakana(reading), context, self.model_candidates, session)

@@ -80,6 +80,7 @@ def _merging_converter(mode: str, rerank: bool) -> Callable[[argparse.Namespace]
 
         engine = _loaded_engine(options, mode) if options.model or rerank else None
         converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
+                                     model_candidates=options.model_candidates,
                                      rerank_weight=options.rerank_weight if rerank else None)
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
@@ -208,6 +209,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items")
     parser.add_argument("--model", help="registered model name or GGUF path (greedy, beam; optional for auto)")
     parser.add_argument("--threads", type=int, default=2, help="model threads (default 2)")
+    parser.add_argument("--model-candidates", type=int, default=3,
+                        help="auto, rerank: how many candidates the model generates itself (0: none)")
     parser.add_argument("--rerank-weight", type=float, default=0.005,
                         help="rerank: weight of the dictionary cost against the model log-prob")
     return parser
