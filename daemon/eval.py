@@ -1,7 +1,7 @@
 """tsuzuri-eval: score a converter on an evaluation set, in process.
 
-    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|beam|rerank|auto] [--model M] [--json] [--per-item FILE]
-                       [--limit K]
+    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|rerank|auto] [--model M]
+                       [--json] [--per-item FILE] [--limit K]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
 (left context, may be empty) and `expected` or `expected_output` (accepted outputs), or Mozc's
@@ -63,12 +63,17 @@ def _dictionary_converter(options: argparse.Namespace) -> Converter:
     return lambda reading, context, n: [candidate.surface for candidate in dictionary.convert(reading, n)]
 
 
-def _model_converter(width: Callable[[int], int], mode: str) -> Callable[[argparse.Namespace], Converter]:
+def _model_converter(width: Callable[[int], int], mode: str,
+                     dictionary_draft: bool = False) -> Callable[[argparse.Namespace], Converter]:
     def factory(options: argparse.Namespace) -> Converter:
         engine = _loaded_engine(options, mode)
         session = engine.session()
-        return lambda reading, context, n: [c.text for c in session.convert(reading, context, width(n))
-                                            if c.source == "model"]
+        dictionary = _loaded_dictionary() if dictionary_draft else None
+
+        def convert(reading: str, context: str, n: int) -> list[str]:
+            draft = dictionary.convert(reading, 1)[0].surface if dictionary is not None else None
+            return [c.text for c in session.convert(reading, context, width(n), draft) if c.source == "model"]
+        return convert
     return factory
 
 
@@ -91,6 +96,8 @@ def _merging_converter(mode: str, rerank: bool) -> Callable[[argparse.Namespace]
 CONVERTERS: dict[str, Callable[[argparse.Namespace], Converter]] = {
     "dictionary": _dictionary_converter,
     "greedy": _model_converter(lambda n: 1, "greedy"),
+    # The same results as greedy; the dictionary's best path drafts what the model then verifies.
+    "greedy-drafted": _model_converter(lambda n: 1, "greedy-drafted", dictionary_draft=True),
     "beam": _model_converter(lambda n: n, "beam"),
     "rerank": _merging_converter("rerank", rerank=True),
     "auto": _merging_converter("auto", rerank=False),

@@ -167,3 +167,12 @@ def test_scoring_other_candidates(engine):
     assert session.score("がくせい", "", texts[:3]) == pytest.approx(scores[:3], abs=1e-2)
     with pytest.raises(ValueError):
         session.score("", "", texts)
+
+
+def test_a_draft_changes_no_result(engine):
+    session = engine.session()
+    plain = session.convert("きょうはいいてんき", "", 1)[0]
+    for draft in ["今日はいい天気", plain.text, "", "全然違う文"]:
+        fresh = engine.session()
+        assert fresh.convert("きょうはいいてんき", "", 1, draft)[0].text == plain.text
+        fresh.close()

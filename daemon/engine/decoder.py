@@ -9,7 +9,7 @@ Sequence layout of a session's context (n_seq = 2 * beam capacity):
 
 from __future__ import annotations
 
-from typing import Collection
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -131,9 +131,10 @@ class SessionDecoder:
     # -- searches -------------------------------------------------------------------------------
 
     def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int],
-               use_draft: bool = True) -> Hypothesis:
-        """Greedy decoding; the previous call's output is verified as a draft (same result, fewer steps
-        when the output only grows, as it does while the user types)."""
+               use_draft: bool = True, draft: Sequence[int] | None = None) -> Hypothesis:
+        """Greedy decoding with a draft verified in one batch: `draft` when given (e.g. the dictionary's
+        best path), else the previous call's output (the output only grows while the user types). The
+        result is the same as without a draft; a draft the model agrees with saves its steps."""
         ctx = self._ensure_context(1, kv_cells_needed(len(prompt), 1, max_new))
         first = self.prefill(prompt)
         pos = len(prompt)
@@ -152,7 +153,8 @@ class SessionDecoder:
 
         try:
             result = greedy_search(first, advance, max_new, stop_tokens,
-                                   draft=self._last_output if use_draft else (), rollback=rollback)
+                                   draft=(draft if draft is not None else self._last_output) if use_draft else (),
+                                   rollback=rollback)
         finally:
             self._restore_prompt_only(len(prompt))
         self._last_output = result.tokens

@@ -193,10 +193,10 @@ class Engine:
         return session
 
     def convert(self, reading: str, context: str = "", n: int = 1,
-                session: ConversionSession | None = None) -> list[Candidate]:
+                session: ConversionSession | None = None, draft: str | None = None) -> list[Candidate]:
         """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1,
         beam search of width n otherwise), then the reading itself in hiragana and katakana."""
-        return (session or self._default()).convert(reading, context, n)
+        return (session or self._default()).convert(reading, context, n, draft)
 
     def score(self, reading: str, context: str, texts: list[str],
               session: ConversionSession | None = None) -> list[float]:
@@ -231,7 +231,9 @@ class ConversionSession:
         engine._live_decoders.append(self)
         return self._decoder
 
-    def convert(self, reading: str, context: str = "", n: int = 1) -> list[Candidate]:
+    def convert(self, reading: str, context: str = "", n: int = 1, draft: str | None = None) -> list[Candidate]:
+        """`draft`: a likely output (the dictionary's best path) that greedy decoding verifies in one
+        batch; it changes no result, only how many steps the model takes."""
         if not isinstance(reading, str) or not isinstance(context, str):
             raise TypeError("reading and context must be strings")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -254,7 +256,11 @@ class ConversionSession:
                 best = self._search(loaded, decoder, chunk, context + prefix, 1)[0]
                 prefix += loaded.model.detokenize(list(best.tokens)).strip() or chunk
                 prefix_score += best.score
-            hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, min(n, MAX_BEAM))
+            draft_tokens = None
+            if draft and len(chunks) == 1:
+                draft_tokens = loaded.model.tokenize(clean_text(draft), special=False)
+            hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, min(n, MAX_BEAM),
+                                      draft_tokens)
         return self._candidates(loaded, hypotheses, prefix, prefix_score, reading)
 
     def score(self, reading: str, context: str, texts: list[str]) -> list[float]:
@@ -280,12 +286,12 @@ class ConversionSession:
         return scores
 
     def _search(self, loaded: _LoadedModel, decoder: SessionDecoder, reading: str, context: str,
-                width: int) -> list[Hypothesis]:
+                width: int, draft: list[int] | None = None) -> list[Hypothesis]:
         prompt = prompt_tokens(loaded.model, build_prompt(loaded.entry.format, reading, context,
                                                           loaded.entry.context_chars))
         max_new = min(len(loaded.model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP)
         if width == 1:
-            return [decoder.greedy(prompt, max_new, loaded.stop_tokens)]
+            return [decoder.greedy(prompt, max_new, loaded.stop_tokens, draft=draft)]
         return decoder.beam(prompt, width, max_new, loaded.stop_tokens)
 
     @staticmethod
