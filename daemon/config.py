@@ -43,7 +43,8 @@ class CandidateSettings:
     page_size: int = _setting(9, "Candidates shown per page of the candidate window", bounds=(1, 9))
     beam_width: int = _setting(5, "Beam width of the model's search: wider finds more but takes longer",
                                bounds=(1, 16))
-    model_candidates: int = _setting(3, "How many of the model's conversions to offer (0: dictionary only)",
+    model_candidates: int = _setting(0, "How many of the model's own conversions to offer besides the "
+                                        "dictionary's it reranks (0: rerank only)",
                                      bounds=(0, 16))
 
 

@@ -56,7 +56,8 @@ class Converter:
         self.model_candidates = model_candidates
         self.clock = clock
         # With a weight, the model rescores the dictionary's top candidates (plus its own) instead of
-        # simply going first: model log-prob − weight · dictionary cost.
+        # simply going first: model log-prob − weight · dictionary cost. None: the weight the loaded
+        # model's registry entry was tuned with, if any.
         self.rerank_weight = rerank_weight
         self.rerank_top = rerank_top
         # Sessions convert on several worker threads; the user's files are plain dicts saved meanwhile.
@@ -87,10 +88,11 @@ class Converter:
                         merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
         model = self._model(reading, context, session) if use_model else []
         dictionary = self._dictionary(reading, n)
-        if use_model and self.rerank_weight is not None and self.model_ready():
+        weight = self._rerank_weight() if use_model else None
+        if weight is not None:
             pool = unique_texts(dictionary[:self.rerank_top] + model)
             scores = self._model_scores(reading, context, session, [c.text for c in pool])
-            merged += rerank(pool, scores, self.rerank_weight) if scores else pool
+            merged += rerank(pool, scores, weight) if scores else pool
         else:
             merged += model
         merged += dictionary
@@ -140,6 +142,11 @@ class Converter:
         except EngineUnavailable:  # unloaded between the check and the call
             return []
         return [ConversionCandidate(c.text, "model") for c in found if c.source == "model"]
+
+    def _rerank_weight(self) -> float | None:
+        if not self.model_ready():
+            return None
+        return self.rerank_weight if self.rerank_weight is not None else self.engine.model_info.get("rerank_weight")
 
     def _model_scores(self, reading: str, context: str, session: ConversionSession | None,
                       texts: list[str]) -> list[float]:

@@ -30,6 +30,7 @@ from daemon.kana import to_katakana
 Converter = Callable[[str, str, int], list[str]]
 _MOZC_EXPECTED = "Conversion Expected"  # rank 0: the top-1 conversion must equal `argument`
 _PROGRESS_STEPS = 10
+DEFAULT_RERANK_WEIGHT = 0.005
 
 
 class ConverterUnavailable(RuntimeError):
@@ -83,13 +84,25 @@ def _merging_converter(mode: str, rerank: bool) -> Callable[[argparse.Namespace]
     def factory(options: argparse.Namespace) -> Converter:
         from daemon.converter import Converter as MergingConverter
 
+        if not options.model and mode == "auto" and default_model_present():
+            options.model = "default"  # what the daemon runs when its configuration names no other
         engine = _loaded_engine(options, mode) if options.model or rerank else None
+        weight = options.rerank_weight
+        if rerank and weight is None and engine is not None:
+            weight = engine.model_info.get("rerank_weight") or DEFAULT_RERANK_WEIGHT
         converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
-                                     model_candidates=options.model_candidates,
-                                     rerank_weight=options.rerank_weight if rerank else None)
+                                     model_candidates=options.model_candidates, rerank_weight=weight)
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
     return factory
+
+
+def default_model_present() -> bool:
+    from daemon.engine.registry import RegistryError, resolve_model
+    try:
+        return resolve_model("default")[0].is_file()
+    except RegistryError:
+        return False
 
 
 # Mode -> converter factory: the one registration point for conversion strategies.
@@ -216,10 +229,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items")
     parser.add_argument("--model", help="registered model name or GGUF path (greedy, beam; optional for auto)")
     parser.add_argument("--threads", type=int, default=2, help="model threads (default 2)")
-    parser.add_argument("--model-candidates", type=int, default=3,
-                        help="auto, rerank: how many candidates the model generates itself (0: none)")
-    parser.add_argument("--rerank-weight", type=float, default=0.005,
-                        help="rerank: weight of the dictionary cost against the model log-prob")
+    parser.add_argument("--model-candidates", type=int, default=0,
+                        help="auto, rerank: how many candidates the model generates itself (default 0: none)")
+    parser.add_argument("--rerank-weight", type=float, default=None,
+                        help="rerank: weight of the dictionary cost against the model log-prob "
+                             "(default: the model's registry entry, else 0.005)")
     return parser
 
 

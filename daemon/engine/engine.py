@@ -178,7 +178,7 @@ class Engine:
         if loaded is None:
             return {}
         return {"name": loaded.entry.name, "format": loaded.entry.format, "params": loaded.model.n_params,
-                "path": str(loaded.model.path)}
+                "path": str(loaded.model.path), "rerank_weight": loaded.entry.rerank_weight}
 
     def close(self) -> None:
         with self._lock:

@@ -28,6 +28,7 @@ class ModelEntry:
     context_size: int
     context_chars: int
     licence: str = ""
+    rerank_weight: float | None = None  # λ tuned for this model: model log-prob − λ · dictionary cost
 
     @property
     def hf_repo(self) -> str | None:
@@ -54,8 +55,12 @@ def parse_registry(text: str) -> dict[str, ModelEntry]:
             raise RegistryError(f"model {name!r} has unknown format {table['format']!r}")
         if table["tokenizer"] != "gguf":
             raise RegistryError(f"model {name!r}: only the GGUF's own tokenizer is supported")
+        weight = table.get("rerank_weight")
+        if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0):
+            raise RegistryError(f"model {name!r}: rerank_weight must be a non-negative number")
         entries[name] = ModelEntry(name=name, **{k: table[k] for k in _REQUIRED},
-                                   licence=table.get("licence", ""))
+                                   licence=table.get("licence", ""),
+                                   rerank_weight=float(weight) if weight is not None else None)
     return entries
 
 
