@@ -134,6 +134,9 @@ async def test_password_field_commit_is_not_learned(bus_address, dictionary_daem
 
 
 async def test_model_loads_in_the_background_and_joins_conversion(model_path, tmp_path):
+    config = tmp_path / "config" / "tsuzuri" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[candidates]\nmodel_candidates = 3\n", encoding="utf-8")  # its own conversions too
     with private_bus() as address, running_daemon(address, tmp_path, model=str(model_path)):
         bus = await connect(address)
         for _ in range(200):
