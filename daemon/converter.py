@@ -87,8 +87,8 @@ class Converter:
                     else:
                         merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
         model = self._model(reading, context, session) if use_model else []
-        dictionary = self._dictionary(reading, n)
         weight = self._rerank_weight() if use_model else None
+        dictionary = self._dictionary(reading, n if weight is None else max(n, self.rerank_top))
         if weight is not None:
             pool = unique_texts(dictionary[:self.rerank_top] + model)
             scores = self._model_scores(reading, context, session, [c.text for c in pool])

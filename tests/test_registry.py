@@ -72,3 +72,12 @@ def test_check_verifies_a_local_file(model_path):
     from daemon.engine.download import main, sha256_of
     assert main(["check", str(model_path)]) == 0
     assert len(sha256_of(model_path)) == 64
+
+
+def test_the_embedded_default_model_is_shipped_intact():
+    from daemon.engine.download import sha256_of
+    path, entry = resolve_model("default")
+    assert entry.source == "embedded" and path.is_file()
+    assert path.stat().st_size <= 30 * 1024 * 1024
+    assert sha256_of(path) == entry.sha256
+    assert entry.rerank_weight is not None
