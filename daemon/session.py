@@ -13,7 +13,7 @@ from enum import Enum
 from daemon.composer import Composer, InputMode, Transliteration
 from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import KeyBindings
-from daemon.converter import ConversionCandidate, Converter
+from daemon.converter import ConversionCandidate, Converter, unique_texts
 from daemon.keys import Key, key_from_event
 from daemon.kana import to_hiragana
 from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
@@ -293,12 +293,7 @@ class InputSession:
         """A segment whose first candidate is the dictionary's choice in context."""
         candidates = [ConversionCandidate(first, "dictionary")] + self.converter.candidates(
             reading, self.context, self.settings.dictionary_candidates, private=self.private, use_model=False)
-        seen, unique = set(), []
-        for candidate in candidates:
-            if candidate.text not in seen:
-                seen.add(candidate.text)
-                unique.append(candidate)
-        return Segment(reading, unique[:MAX_CANDIDATES])
+        return Segment(reading, unique_texts(candidates)[:MAX_CANDIDATES])
 
     def _resize_focused(self, step: int) -> None:
         """Shift+Left/Right: the focused segment loses or gains one character; what follows re-converts."""

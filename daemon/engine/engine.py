@@ -96,6 +96,10 @@ class _LoadedModel:
     entry: ModelEntry
     stop_tokens: frozenset[int]
 
+    def prompt(self, reading: str, context: str) -> list[int]:
+        built = build_prompt(self.entry.format, reading, context, self.entry.context_chars)
+        return prompt_tokens(self.model, built)
+
 
 class Engine:
     """Owns the model. All llama.cpp work is serialised by one lock: contexts share the CPU anyway."""
@@ -167,6 +171,14 @@ class Engine:
                 session._close_decoder()
             self._loaded.model.close()
             self._loaded = None
+
+    def _ready_model(self) -> _LoadedModel:
+        """The loaded model (call with the lock held), or a clear error saying why there is none."""
+        if self._loaded is None:
+            status = self._status
+            raise EngineUnavailable(f"no model ready ({status.state.value}"
+                                    f"{': ' + status.reason if status.reason else ''})")
+        return self._loaded
 
     def wait(self, timeout: float | None = None) -> EngineStatus:
         self._ready.wait(timeout)
@@ -245,10 +257,7 @@ class ConversionSession:
             return []
         engine = self._engine
         with engine._lock:
-            loaded = engine._loaded
-            if loaded is None:
-                raise EngineUnavailable(f"no model ready ({engine.status.state.value}"
-                                        f"{': ' + engine.status.reason if engine.status.reason else ''})")
+            loaded = engine._ready_model()
             decoder = self._decoder_for(loaded)
             chunks = split_reading(reading)
             prefix, prefix_score = "", 0.0
@@ -269,14 +278,10 @@ class ConversionSession:
         reading, context = clean_text(reading), clean_text(context)
         if not reading or len(reading) > MAX_READING_CHARS:
             raise ValueError(f"reading must have 1..{MAX_READING_CHARS} characters")
-        engine = self._engine
-        with engine._lock:
-            loaded = engine._loaded
-            if loaded is None:
-                raise EngineUnavailable(f"no model ready ({engine.status.state.value})")
+        with self._engine._lock:
+            loaded = self._engine._ready_model()
             decoder = self._decoder_for(loaded)
-            prompt = prompt_tokens(loaded.model, build_prompt(loaded.entry.format, reading, context,
-                                                              loaded.entry.context_chars))
+            prompt = loaded.prompt(reading, context)
             tokenized = [loaded.model.tokenize(clean_text(t), special=False) for t in texts]
             scorable = [i for i, ids in enumerate(tokenized) if len(ids) <= MAX_SCORED_TOKENS]
             found = decoder.score(prompt, [tokenized[i] for i in scorable], loaded.model.eos)
@@ -287,8 +292,7 @@ class ConversionSession:
 
     def _search(self, loaded: _LoadedModel, decoder: SessionDecoder, reading: str, context: str,
                 width: int, draft: list[int] | None = None) -> list[Hypothesis]:
-        prompt = prompt_tokens(loaded.model, build_prompt(loaded.entry.format, reading, context,
-                                                          loaded.entry.context_chars))
+        prompt = loaded.prompt(reading, context)
         max_new = min(len(loaded.model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP)
         if width == 1:
             return [decoder.greedy(prompt, max_new, loaded.stop_tokens, draft=draft)]
