@@ -42,18 +42,34 @@ def rerank(candidates: list[ConversionCandidate], model_scores: list[float],
     return [candidates[i] for i in order]
 
 
+def spellings(dictionary: SystemDictionary | None, reading: str) -> list[tuple[int, int, str]]:
+    """Words the model may write the reading with: the dictionary's lattice, plus every character in
+    hiragana and katakana as the escape for words the dictionary lacks (names, new loanwords)."""
+    words = []
+    if dictionary is not None:
+        try:
+            words = dictionary.spellings(reading)
+        except DictionaryUnavailable:
+            pass
+    for i, char in enumerate(reading):
+        words += [(i, i + 1, kana) for kana in dict.fromkeys((to_hiragana(char), to_katakana(char)))]
+    return words
+
+
 class Converter:
     """Merges the sources; each one is optional (a missing model means dictionary-only service)."""
 
     def __init__(self, dictionary: SystemDictionary | None = None, engine: Engine | None = None,
                  user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
                  model_candidates: int = 3, clock: Callable[[], datetime] = datetime.now,
-                 rerank_weight: float | None = None, rerank_top: int = 10):
+                 rerank_weight: float | None = None, rerank_top: int = 10, constrain_model: bool = False):
         self.dictionary = dictionary
         self.engine = engine
         self.user_dictionary = user_dictionary
         self.learning = learning
         self.model_candidates = model_candidates
+        # The model's own candidates only as chains of dictionary words (or kana) spelling the reading.
+        self.constrain_model = constrain_model
         self.clock = clock
         # With a weight, the model rescores the dictionary's top candidates (plus its own) instead of
         # simply going first: model log-prob − weight · dictionary cost. None: the weight the loaded
@@ -138,7 +154,9 @@ class Converter:
         if not self.model_ready() or self.model_candidates < 1:
             return []
         try:
-            found = self.engine.convert(to_katakana(reading), context, self.model_candidates, session)
+            words = spellings(self.dictionary, reading) if self.constrain_model else None
+            found = self.engine.convert(to_katakana(reading), context, self.model_candidates, session,
+                                        spellings=words)
         except EngineUnavailable:  # unloaded between the check and the call
             return []
         return [ConversionCandidate(c.text, "model") for c in found if c.source == "model"]

@@ -1,6 +1,7 @@
 """tsuzuri-eval: score a converter on an evaluation set, in process.
 
-    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|rerank|auto] [--model M]
+    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|constrained|rerank|
+                       constrained-rerank|auto] [--model M]
                        [--json] [--per-item FILE] [--limit K]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
@@ -64,21 +65,26 @@ def _dictionary_converter(options: argparse.Namespace) -> Converter:
     return lambda reading, context, n: [candidate.surface for candidate in dictionary.convert(reading, n)]
 
 
-def _model_converter(width: Callable[[int], int], mode: str,
-                     dictionary_draft: bool = False) -> Callable[[argparse.Namespace], Converter]:
+def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: bool = False,
+                     constrained: bool = False) -> Callable[[argparse.Namespace], Converter]:
     def factory(options: argparse.Namespace) -> Converter:
+        from daemon.converter import spellings
+
         engine = _loaded_engine(options, mode)
         session = engine.session()
-        dictionary = _loaded_dictionary() if dictionary_draft else None
+        dictionary = _loaded_dictionary() if dictionary_draft or constrained else None
 
         def convert(reading: str, context: str, n: int) -> list[str]:
-            draft = dictionary.convert(reading, 1)[0].surface if dictionary is not None else None
-            return [c.text for c in session.convert(reading, context, width(n), draft) if c.source == "model"]
+            draft = dictionary.convert(reading, 1)[0].surface if dictionary_draft else None
+            words = spellings(dictionary, reading) if constrained else None
+            return [c.text for c in session.convert(reading, context, width(n), draft, words)
+                    if c.source == "model"]
         return convert
     return factory
 
 
-def _merging_converter(mode: str, rerank: bool) -> Callable[[argparse.Namespace], Converter]:
+def _merging_converter(mode: str, rerank: bool,
+                       constrained: bool = False) -> Callable[[argparse.Namespace], Converter]:
     """Every source merged, as the daemon shows them (no learning or user dictionary: they are
     personal); with `rerank`, the model rescores the dictionary's top candidates."""
     def factory(options: argparse.Namespace) -> Converter:
@@ -91,7 +97,8 @@ def _merging_converter(mode: str, rerank: bool) -> Callable[[argparse.Namespace]
         if rerank and weight is None and engine is not None:
             weight = engine.model_info.get("rerank_weight") or DEFAULT_RERANK_WEIGHT
         converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
-                                     model_candidates=options.model_candidates, rerank_weight=weight)
+                                     model_candidates=options.model_candidates, rerank_weight=weight,
+                                     constrain_model=constrained)
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
     return factory
@@ -112,7 +119,11 @@ CONVERTERS: dict[str, Callable[[argparse.Namespace], Converter]] = {
     # The same results as greedy; the dictionary's best path drafts what the model then verifies.
     "greedy-drafted": _model_converter(lambda n: 1, "greedy-drafted", dictionary_draft=True),
     "beam": _model_converter(lambda n: n, "beam"),
+    # Beam search over chains of dictionary words (kana as the escape) that spell the reading.
+    "constrained": _model_converter(lambda n: n, "constrained", constrained=True),
     "rerank": _merging_converter("rerank", rerank=True),
+    # The model's own constrained candidates (--model-candidates) reranked with the dictionary's.
+    "constrained-rerank": _merging_converter("constrained-rerank", rerank=True, constrained=True),
     "auto": _merging_converter("auto", rerank=False),
 }
 

@@ -4,7 +4,7 @@ from datetime import datetime
 
 import pytest
 
-from daemon.converter import Converter
+from daemon.converter import Converter, spellings
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, ModelState
 from daemon.userdata.learning import LearningHistory
@@ -114,4 +114,24 @@ def test_rerank_mode_keeps_every_dictionary_candidate(userdata, model_path):
     after = reranking.candidates("きょうはいいてんきですね", n=10)
     assert before <= {c.text for c in after}
     assert "model" in [c.source for c in after]
+    engine.close()
+
+
+def test_spellings_add_kana_escapes_to_the_dictionary_lattice():
+    words = spellings(system_dictionary(), "てぃーゔぃ")
+    assert {(0, 1, "て"), (0, 1, "テ"), (2, 3, "ー"), (4, 5, "ぃ"), (4, 5, "ィ")} <= set(words)
+    assert (0, 2, "ティ") in words or (0, 3, "ティー") in words  # and dictionary words
+    assert spellings(None, "あ") == [(0, 1, "あ"), (0, 1, "ア")]
+
+
+def test_constrained_model_candidates_spell_the_reading(userdata, model_path):
+    engine = Engine()
+    engine.load(model_path)
+    engine.wait(60)
+    constrained = Converter(dictionary=system_dictionary(), engine=engine, model_candidates=3,
+                            constrain_model=True, clock=lambda: NOW)
+    reading = "きょうはいいてんき"
+    model = [c.text for c in constrained.candidates(reading) if c.source == "model"]
+    direct = engine.convert("キョウハイイテンキ", n=3, spellings=spellings(system_dictionary(), reading))
+    assert model == [c.text for c in direct if c.source == "model"]
     engine.close()

@@ -12,6 +12,7 @@ import random
 import numpy as np
 import pytest
 
+from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.decoder import ReferenceDecoder, SessionDecoder
 from daemon.engine.engine import prompt_tokens, stop_tokens
 from daemon.engine.native import Model
@@ -178,3 +179,24 @@ def test_shared_prompt_scoring_equals_reprefill_reference(exact):
     best = fast.greedy(prompt, MAX_NEW, frozenset({model.eos}))
     if best.finished:
         assert fast.score(prompt, [list(best.tokens)], model.eos)[0] == pytest.approx(best.score, abs=1e-4)
+
+
+def test_constrained_beam_equals_reprefill_reference(exact):
+    """Beams restricted to spellings of the reading: kana escapes plus random two-character 'words'."""
+    model, fast, naive, stops = exact
+    rng = random.Random(5)
+    compared = 0
+    for _ in range(20):
+        reading = "".join(rng.choice(KANA) for _ in range(rng.randint(1, 8)))
+        prompt = prompt_tokens(model, build_prompt("jinen", reading, ""))
+        spans = [(i, i + 1, model.tokenize(char, special=False)) for i, char in enumerate(reading)]
+        spans += [(i, i + 2, model.tokenize("".join(rng.sample(CONTEXT_CHARS, 2)), special=False))
+                  for i in range(len(reading) - 1) for _ in range(2)]
+        for width in (1, 3, 8):
+            constraint = SpellingConstraint(len(reading), spans)
+            got = fast.beam(prompt, width, MAX_NEW, stops, constraint)
+            want = naive.beam(prompt, width, MAX_NEW, stops, constraint)
+            assert [h.tokens for h in got] == [h.tokens for h in want]
+            assert np.allclose([h.score for h in got], [h.score for h in want], rtol=0, atol=1e-4)
+            compared += bool(got)
+    assert compared >= 40  # most searches finish a spelling within MAX_NEW tokens

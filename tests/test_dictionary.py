@@ -125,6 +125,18 @@ def test_predict_by_prefix(dictionary):
     assert dictionary.predict("", 5) == []
 
 
+def test_spellings_are_the_lattice_as_words(dictionary):
+    reading = "きょうはいいてんき"
+    words = dictionary.spellings(reading)
+    assert {(0, 3, "今日"), (3, 4, "は"), (4, 6, "良い"), (6, 9, "天気")} <= set(words)
+    assert len(words) == len(set(words))
+    assert all(0 <= start < end <= len(reading) for start, end, _ in words)
+    for start, end, surface in words[::25]:  # each is a word the dictionary reads exactly so
+        assert surface in {w.surface for w in dictionary.lookup(reading[start:end])}
+    assert dictionary.spellings("キョウハイイテンキ") == words
+    assert dictionary.spellings("") == []
+
+
 # --- loading ---
 
 def test_nothing_loads_before_the_first_query(tmp_path):

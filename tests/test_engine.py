@@ -176,3 +176,39 @@ def test_a_draft_changes_no_result(engine):
         fresh = engine.session()
         assert fresh.convert("きょうはいいてんき", "", 1, draft)[0].text == plain.text
         fresh.close()
+
+
+def spelled(text: str, reading: str, words) -> bool:
+    """Whether `text` is a chain of the words (start, end, surface) covering all of `reading`."""
+    ends = {(0, "")}
+    while ends:
+        position, written = ends.pop()
+        if position == len(reading) and written == text:
+            return True
+        ends |= {(stop, written + surface) for start, stop, surface in words
+                 if start == position and text.startswith(written + surface)}
+    return False
+
+
+def test_spellings_restrict_the_model_to_chains_of_words(engine):
+    reading = "キョウハイイテンキ"
+    words = [(i, i + 1, char) for i, char in enumerate(reading)]
+    words += [(0, 3, "今日"), (3, 4, "は"), (4, 6, "良い"), (6, 9, "天気"), (4, 6, "言い")]
+    found = [c for c in engine.convert(reading, n=5, spellings=words) if c.source == "model"]
+    assert found and all(spelled(c.text, reading, words) for c in found)
+    assert [c.score for c in found] == sorted((c.score for c in found), reverse=True)
+    one = [c for c in engine.convert(reading, n=1, spellings=words) if c.source == "model"]
+    assert len(one) == 1 and spelled(one[0].text, reading, words)
+
+
+def test_spellings_apply_chunk_by_chunk(engine):
+    reading = "アイウエオカキクケコ、" * 4  # 44 characters: two chunks
+    words = [(i, i + 1, char) for i, char in enumerate(reading)]
+    found = [c for c in engine.convert(reading, n=3, spellings=words) if c.source == "model"]
+    assert found and all(c.text == reading for c in found)  # the only spelling: the reading itself
+
+
+def test_a_reading_that_loses_characters_to_cleaning_converts_unconstrained(engine):
+    reading = "キョウ\x00ハ"
+    words = [(i, i + 1, char) for i, char in enumerate(reading)]
+    assert engine.convert(reading, n=2, spellings=words)  # offsets no longer fit: no constraint, no error

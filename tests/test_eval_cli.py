@@ -81,7 +81,7 @@ def test_mozc_evaluation_tsv(tmp_path, capsys):
     assert scores["items"] == 2 and scores["acc@1"] == 0.5
 
 
-@pytest.mark.parametrize("mode", ["greedy", "beam", "rerank"])
+@pytest.mark.parametrize("mode", ["greedy", "beam", "constrained", "rerank", "constrained-rerank"])
 def test_model_modes_without_a_model_fail_with_one_line(items_file, capsys, mode):
     assert main([str(items_file), "--mode", mode]) == 2
     err = capsys.readouterr().err.strip()
@@ -95,7 +95,7 @@ def test_broken_model_fails_with_one_line(items_file, tmp_path, capsys):
     assert capsys.readouterr().err.strip().startswith("tsuzuri-eval: error: model ")
 
 
-@pytest.mark.parametrize("mode", ["greedy", "beam", "rerank", "auto"])
+@pytest.mark.parametrize("mode", ["greedy", "beam", "constrained", "rerank", "constrained-rerank", "auto"])
 def test_model_modes_run_on_a_real_gguf(items_file, model_path, capsys, mode):
     assert main([str(items_file), "--mode", mode, "--model", str(model_path), "--n", "10", "--json"]) == 0
     scores = last_json_line(capsys.readouterr().out)

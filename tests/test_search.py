@@ -6,8 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.engine.search import (beam_search, greedy_search, log_softmax, permutation_plan,
-                                  top_expansions)
+from daemon.engine.constraint import SpellingConstraint
+from daemon.engine.search import (beam_search, constrained_rows, greedy_search, log_softmax,
+                                  permutation_plan, top_expansions)
 
 VOCAB = 6
 STOP = 0
@@ -19,7 +20,7 @@ def toy_logprobs(prefix: tuple[int, ...]) -> np.ndarray:
     return log_softmax(rng.normal(0, 2, VOCAB))
 
 
-def run_search(beam: int, max_new: int):
+def run_search(beam: int, max_new: int, constraint: SpellingConstraint | None = None):
     live: list[tuple[int, ...]] = [()]
 
     def advance(parents, tokens):
@@ -27,7 +28,7 @@ def run_search(beam: int, max_new: int):
         live = [live[p] + (t,) for p, t in zip(parents, tokens)]
         return np.stack([toy_logprobs(s) for s in live])
 
-    return beam_search(toy_logprobs(()), advance, beam, max_new, {STOP})
+    return beam_search(toy_logprobs(()), advance, beam, max_new, {STOP}, constraint)
 
 
 def brute_force(max_new: int) -> list[tuple[float, tuple[int, ...]]]:
@@ -56,6 +57,41 @@ def test_wide_beam_equals_exhaustive_search():
     expected = brute_force(max_new)[:128]
     assert [h.tokens for h in found] == [tokens for _, tokens in expected]
     assert np.allclose([h.score for h in found], [s for s, _ in expected])
+
+
+# Words over a 4-character reading, tokens 1..5: the ways to spell it are few enough to enumerate.
+SPANS = [(0, 1, (1,)), (0, 2, (2,)), (0, 2, (1, 3)), (1, 2, (3,)), (1, 3, (4, 5)), (2, 3, (5,)),
+         (2, 4, (2, 2)), (3, 4, (1,)), (3, 4, (4,))]
+SPELLINGS = [(1, 3, 5, 1), (1, 3, 5, 4), (1, 3, 2, 2), (1, 4, 5, 1), (1, 4, 5, 4), (2, 5, 1), (2, 5, 4),
+             (2, 2, 2)]  # 1 3 also as the one word (0, 2, (1, 3))
+
+
+def test_constrained_beam_equals_exhaustive_search_over_the_spellings():
+    def score(tokens):
+        return sum(toy_logprobs(tokens[:i])[t] for i, t in enumerate(tokens)) + toy_logprobs(tokens)[STOP]
+
+    expected = sorted(SPELLINGS, key=lambda s: -score(s))
+    found = run_search(beam=128, max_new=5, constraint=SpellingConstraint(4, SPANS))
+    assert [h.tokens for h in found] == expected
+    assert all(h.finished for h in found)
+    assert np.allclose([h.score for h in found], [score(s) for s in expected])
+
+
+def test_narrow_constrained_beams_return_only_spellings():
+    for beam in range(1, 6):
+        found = run_search(beam, max_new=5, constraint=SpellingConstraint(4, SPANS))
+        assert found and {h.tokens for h in found} <= set(SPELLINGS)
+
+
+def test_constrained_rows_keep_model_log_probs_of_allowed_tokens_only():
+    constraint = SpellingConstraint(1, [(0, 1, (2,)), (0, 1, (3, 4))])
+    start = constraint.initial()
+    done = constraint.allowed(start)[2]
+    rows = log_softmax(np.arange(12.0).reshape(2, VOCAB))
+    masked = constrained_rows(rows, [start, done], constraint, {STOP})
+    assert np.isfinite(masked[0]).tolist() == [False, False, True, True, False, False]
+    assert np.isfinite(masked[1]).tolist() == [True, False, False, False, False, False]  # only the stop
+    assert masked[0, 2] == rows[0, 2]  # not renormalised
 
 
 def test_results_are_sorted_and_bounded():

@@ -114,6 +114,10 @@ class LlamaLM(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits (batch, length, vocab) for token ids (batch, length)."""
+        return self.lm_head(self.hidden(tokens))
+
+    def hidden(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Final-norm hidden states (batch, length, d_model) for token ids (batch, length)."""
         length = tokens.shape[1]
         if length > self.shape.context:
             raise ValueError(f"sequence of {length} tokens exceeds the context of {self.shape.context}")
@@ -121,12 +125,14 @@ class LlamaLM(nn.Module):
         x = self.embed(tokens)
         for block in self.blocks:
             x = block(x, cos, sin)
-        return self.lm_head(self.norm(x))
+        return self.norm(x)
 
     def loss(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean next-token cross-entropy where labels[b, t] (the token after position t) is not IGNORE."""
-        logits = self(tokens)
-        return F.cross_entropy(logits.view(-1, self.n_vocab), labels.view(-1), ignore_index=IGNORE)
+        # the vocabulary projection only where there is a label: prompts are about half of the tokens
+        wanted = labels != IGNORE
+        logits = self.lm_head(self.hidden(tokens)[wanted])
+        return F.cross_entropy(logits, labels[wanted])
 
     def export_weights(self) -> dict[str, np.ndarray]:
         """float32 (out, in) arrays under write_gguf's names."""

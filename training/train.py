@@ -41,28 +41,52 @@ def learning_rate(step: int, peak: float, warmup: int, total: int) -> float:
 
 class Batches:
     """Batch `step` is a pure function of (seed, step): an epoch-seeded shuffle, so a resumed run
-    sees exactly the batches an uninterrupted one would."""
+    sees exactly the batches an uninterrupted one would.
+
+    Examples are drawn BUCKET_STEPS batches at a time, sorted by length and cut into batches of
+    neighbours (served in a shuffled order), so a batch pads to a length close to each of its examples:
+    with random batches half of the tokens were padding."""
+
+    BUCKET_STEPS = 8
 
     def __init__(self, pairs: list[Pair], tokenizer: CharTokenizer, batch_size: int, seed: int, max_len: int):
         self.pairs, self.tokenizer, self.batch_size, self.seed = pairs, tokenizer, batch_size, seed
         self.max_len = max_len
         self._epoch, self._order = -1, []
+        self._bucket, self._batches = -1, []
 
     def __call__(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
-        first = step * self.batch_size
-        epoch = first // len(self.pairs)
-        if epoch != self._epoch:
-            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-            self._epoch, self._order = epoch, torch.randperm(len(self.pairs), generator=generator).tolist()
-        rng = random.Random(self.seed * 1_000_003 + step)
+        bucket = step // self.BUCKET_STEPS
+        if bucket != self._bucket:
+            self._bucket, self._batches = bucket, self._fill(bucket)
+        return batch_tensors(self._batches[step % self.BUCKET_STEPS])
+
+    def _fill(self, bucket: int) -> list[list[tuple[list[int], int]]]:
+        rng = random.Random(self.seed * 1_000_003 + bucket)
+        first = bucket * self.BUCKET_STEPS * self.batch_size
         examples = []
-        for i in range(first, first + self.batch_size):
-            pair = self.pairs[self._order[i % len(self.pairs)]]  # a batch straddling epochs wraps around
+        for i in range(first, first + self.BUCKET_STEPS * self.batch_size):
+            pair = self.pairs[self._shuffled(i)]
             context = "" if rng.random() < BLANK_CONTEXT else pair.context
             ids, n_prompt = self.tokenizer.example(context, pair.reading, pair.surface)
             if len(ids) <= self.max_len:
                 examples.append((ids, n_prompt))
-        return batch_tensors(examples)
+        if not examples:
+            raise ValueError(f"no training example of steps {first // self.batch_size}.. fits {self.max_len} tokens")
+        examples.sort(key=lambda example: len(example[0]))
+        size = -(-len(examples) // self.BUCKET_STEPS)
+        batches = [examples[k:k + size] for k in range(0, len(examples), size)]
+        batches += [batches[-1]] * (self.BUCKET_STEPS - len(batches))  # only when many were too long
+        rng.shuffle(batches)
+        return batches
+
+    def _shuffled(self, i: int) -> int:
+        """The pair at position i of the endless stream of epoch-wise shuffles."""
+        epoch = i // len(self.pairs)
+        if epoch != self._epoch:
+            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+            self._epoch, self._order = epoch, torch.randperm(len(self.pairs), generator=generator).tolist()
+        return self._order[i % len(self.pairs)]
 
 
 def dev_accuracy(gguf_path: Path, dev_path: Path, limit: int, threads: int) -> dict:

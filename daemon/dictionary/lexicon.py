@@ -63,6 +63,22 @@ class Lexicon:
         node = self._walk(key)
         return [] if node is None else sorted(self._words_at(node, key), key=_by_cost)
 
+    def prefix_surfaces(self, key: str) -> list[tuple[int, str]]:
+        """(reading length in characters, surface) of every entry whose reading starts `key` (a common-prefix
+        search; costs are not computed, so it stays cheap over a whole lattice)."""
+        found = []
+        node: int | None = int(self._base[0])
+        walked = b""
+        for char in key:
+            encoded = char.encode()
+            node = self._walk(encoded, node)
+            if node is None:
+                break
+            walked += encoded
+            found += [(len(walked.decode()), self._feature(int(token["feature"])))
+                      for token in self._tokens_at(node)]
+        return found
+
     def predict(self, prefix: str, limit: int) -> list[Word]:
         """The cheapest entries whose reading starts with `prefix` (one per surface), among the first
         MAX_PREDICT_NODES trie nodes below it."""
@@ -84,8 +100,9 @@ class Lexicon:
     # A node is identified, as in MeCab's Darts, by its base value b: the child for byte c sits at b + c + 1
     # and the node's own value (its words) at b, each valid when that unit's check equals b.
 
-    def _walk(self, key: bytes) -> int | None:
-        node = int(self._base[0])
+    def _walk(self, key: bytes, node: int | None = None) -> int | None:
+        """The node reached from `node` (default: the root) by the bytes of `key`, if any."""
+        node = int(self._base[0]) if node is None else node
         for byte in key:
             unit = node + byte + 1
             if unit >= len(self._check) or int(self._check[unit]) != node:
@@ -99,12 +116,19 @@ class Lexicon:
                 for byte in np.flatnonzero(checks == node)]
 
     def _words_at(self, node: int, key: bytes) -> list[Word]:
-        if node >= len(self._check) or int(self._check[node]) != node or int(self._base[node]) >= 0:
+        tokens = self._tokens_at(node)
+        if not len(tokens):
             return []
+        reading = key.decode()  # a key with words is a whole reading, so valid UTF-8
+        return [self._word(reading, token) for token in tokens]
+
+    def _tokens_at(self, node: int) -> np.ndarray:
+        """The entries whose reading ends at `node` (none where no reading ends)."""
+        if node >= len(self._check) or int(self._check[node]) != node or int(self._base[node]) >= 0:
+            return self._tokens[:0]
         packed = -int(self._base[node]) - 1  # token index << 8 | token count
         first, count = packed >> 8, packed & 0xFF
-        reading = key.decode()  # a key with words is a whole reading, so valid UTF-8
-        return [self._word(reading, token) for token in self._tokens[first:first + count]]
+        return self._tokens[first:first + count]
 
     def _word(self, reading: str, token: np.void) -> Word:
         left_id, right_id = int(token["left_id"]), int(token["right_id"])

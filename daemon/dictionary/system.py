@@ -131,6 +131,16 @@ class SystemDictionary:
         """The cheapest words whose reading starts with `prefix`, one per surface."""
         return self._files().lexicon.predict(_dictionary_key(to_hiragana(prefix)), limit)
 
+    def spellings(self, reading: str) -> list[tuple[int, int, str]]:
+        """The lattice as words: (start, end, surface) for every dictionary word read as reading[start:end]
+        (character offsets), without duplicates."""
+        key = _dictionary_key(to_hiragana(reading))
+        lexicon = self._files().lexicon
+        words = dict.fromkeys((start, start + length, surface)
+                              for start in range(len(key))
+                              for length, surface in lexicon.prefix_surfaces(key[start:]))
+        return list(words)
+
     def _segment(self, reading: str, n: int, first: Candidate | None = None) -> Segment:
         """A segment's candidates: `first` (its conversion in context), then its own N-best, then its
         hiragana and katakana forms where those are missing, ranked after every dictionary candidate."""

@@ -13,6 +13,7 @@ from typing import Collection, Sequence
 
 import numpy as np
 
+from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.native import Context, LlamaError, Model
 from daemon.engine.search import (MAX_BEAM, Hypothesis, beam_search, greedy_search, log_softmax,
                                   permutation_plan)
@@ -160,8 +161,8 @@ class SessionDecoder:
         self._last_output = result.tokens
         return result
 
-    def beam(self, prompt: list[int], beam: int, max_new: int,
-             stop_tokens: Collection[int]) -> list[Hypothesis]:
+    def beam(self, prompt: list[int], beam: int, max_new: int, stop_tokens: Collection[int],
+             constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
         beam = min(max(beam, 1), MAX_BEAM)
         ctx = self._ensure_context(beam, kv_cells_needed(len(prompt), beam, max_new))
         first = self.prefill(prompt)
@@ -181,10 +182,9 @@ class SessionDecoder:
             return log_softmax(ctx.decode(tokens, [pos] * n, list(range(n)), [True] * n, pad_seq=beam))
 
         try:
-            return beam_search(first, advance, beam, max_new, stop_tokens)
+            return beam_search(first, advance, beam, max_new, stop_tokens, constraint)
         finally:
             self._restore_prompt_only(len(prompt))
-
 
     def score(self, prompt: list[int], candidates: list[list[int]], end_token: int) -> list[float]:
         """log P(candidate, then end_token | prompt) for each candidate, teacher-forced.
@@ -241,8 +241,8 @@ class ReferenceDecoder:
         logits = ctx.decode(tokens, list(range(n)), [0] * n, [i == n - 1 for i in range(n)], pad_seq=1)
         return log_softmax(logits[0])
 
-    def beam(self, prompt: list[int], beam: int, max_new: int,
-             stop_tokens: Collection[int]) -> list[Hypothesis]:
+    def beam(self, prompt: list[int], beam: int, max_new: int, stop_tokens: Collection[int],
+             constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
         sequences = [list(prompt)]
 
         def advance(parents: list[int], tokens: list[int]) -> np.ndarray:
@@ -251,7 +251,7 @@ class ReferenceDecoder:
             return np.stack([self._next_logprobs(s) for s in sequences])
 
         return beam_search(self._next_logprobs(prompt), advance, min(beam, MAX_BEAM), max_new,
-                           stop_tokens)
+                           stop_tokens, constraint)
 
     def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int]) -> Hypothesis:
         sequence = list(prompt)

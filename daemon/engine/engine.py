@@ -11,8 +11,9 @@ import weakref
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
+from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.decoder import SessionDecoder
 from daemon.engine.native import LlamaError, Model
 from daemon.engine.prompts import MARKERS, Prompt, build_prompt
@@ -205,10 +206,11 @@ class Engine:
         return session
 
     def convert(self, reading: str, context: str = "", n: int = 1,
-                session: ConversionSession | None = None, draft: str | None = None) -> list[Candidate]:
+                session: ConversionSession | None = None, draft: str | None = None,
+                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[Candidate]:
         """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1,
         beam search of width n otherwise), then the reading itself in hiragana and katakana."""
-        return (session or self._default()).convert(reading, context, n, draft)
+        return (session or self._default()).convert(reading, context, n, draft, spellings)
 
     def score(self, reading: str, context: str, texts: list[str],
               session: ConversionSession | None = None) -> list[float]:
@@ -243,13 +245,21 @@ class ConversionSession:
         engine._live_decoders.append(self)
         return self._decoder
 
-    def convert(self, reading: str, context: str = "", n: int = 1, draft: str | None = None) -> list[Candidate]:
+    def convert(self, reading: str, context: str = "", n: int = 1, draft: str | None = None,
+                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[Candidate]:
         """`draft`: a likely output (the dictionary's best path) that greedy decoding verifies in one
-        batch; it changes no result, only how many steps the model takes."""
+        batch; it changes no result, only how many steps the model takes.
+
+        `spellings`: words (start, end, surface) over the reading's characters, e.g. the dictionary's
+        lattice plus kana; when given, the model searches only outputs that are a chain of these words
+        covering the whole reading (a beam search, also for n = 1). A reading that loses characters to
+        cleaning (control characters, markers) no longer matches its offsets and converts unconstrained."""
         if not isinstance(reading, str) or not isinstance(context, str):
             raise TypeError("reading and context must be strings")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be a positive integer, not {n!r}")
+        if spellings is not None and clean_text(reading) != reading:
+            spellings = None
         reading, context = clean_text(reading), clean_text(context)
         if len(reading) > MAX_READING_CHARS:
             raise ValueError(f"reading of {len(reading)} characters exceeds {MAX_READING_CHARS}")
@@ -260,17 +270,39 @@ class ConversionSession:
             loaded = engine._ready_model()
             decoder = self._decoder_for(loaded)
             chunks = split_reading(reading)
+            constraints = self._chunk_constraints(loaded, chunks, spellings)
             prefix, prefix_score = "", 0.0
-            for chunk in chunks[:-1]:
-                best = self._search(loaded, decoder, chunk, context + prefix, 1)[0]
-                prefix += loaded.model.detokenize(list(best.tokens)).strip() or chunk
-                prefix_score += best.score
+            for chunk, constraint in zip(chunks[:-1], constraints):
+                found = self._search(loaded, decoder, chunk, context + prefix, 1, constraint=constraint)
+                prefix += (loaded.model.detokenize(list(found[0].tokens)).strip() if found else "") or chunk
+                prefix_score += found[0].score if found else 0.0
             draft_tokens = None
             if draft and len(chunks) == 1:
                 draft_tokens = loaded.model.tokenize(clean_text(draft), special=False)
             hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, min(n, MAX_BEAM),
-                                      draft_tokens)
+                                      draft_tokens, constraints[-1])
         return self._candidates(loaded, hypotheses, prefix, prefix_score, reading)
+
+    @staticmethod
+    def _chunk_constraints(loaded: _LoadedModel, chunks: list[str],
+                           spellings: Sequence[tuple[int, int, str]] | None) -> list[SpellingConstraint | None]:
+        """One constraint per chunk from the words lying wholly inside it (None everywhere without words)."""
+        if spellings is None:
+            return [None] * len(chunks)
+        tokens: dict[str, list[int]] = {}
+        constraints: list[SpellingConstraint | None] = []
+        offset = 0
+        for chunk in chunks:
+            end = offset + len(chunk)
+            spans = []
+            for start, stop, surface in spellings:
+                if offset <= start and stop <= end:
+                    if surface not in tokens:
+                        tokens[surface] = loaded.model.tokenize(clean_text(surface), special=False)
+                    spans.append((start - offset, stop - offset, tokens[surface]))
+            constraints.append(SpellingConstraint(len(chunk), spans))
+            offset = end
+        return constraints
 
     def score(self, reading: str, context: str, texts: list[str]) -> list[float]:
         """log P(text | reading, context) under the model for each text (for reranking others'
@@ -291,12 +323,13 @@ class ConversionSession:
         return scores
 
     def _search(self, loaded: _LoadedModel, decoder: SessionDecoder, reading: str, context: str,
-                width: int, draft: list[int] | None = None) -> list[Hypothesis]:
+                width: int, draft: list[int] | None = None,
+                constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
         prompt = loaded.prompt(reading, context)
         max_new = min(len(loaded.model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP)
-        if width == 1:
+        if width == 1 and constraint is None:
             return [decoder.greedy(prompt, max_new, loaded.stop_tokens, draft=draft)]
-        return decoder.beam(prompt, width, max_new, loaded.stop_tokens)
+        return decoder.beam(prompt, width, max_new, loaded.stop_tokens, constraint)
 
     @staticmethod
     def _candidates(loaded: _LoadedModel, hypotheses: list[Hypothesis], prefix: str, prefix_score: float,

@@ -14,6 +14,8 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
+from daemon.engine.constraint import SpellingConstraint, State
+
 MAX_BEAM = 128  # live + scratch slots must stay within llama.cpp's 256 sequences
 
 
@@ -43,8 +45,22 @@ def top_expansions(scores: np.ndarray, logprobs: np.ndarray, per_row: int,
     for parent, (base, row) in enumerate(zip(scores, logprobs)):
         top = np.argpartition(-row, per_row - 1)[:per_row] if per_row < row.size else np.arange(row.size)
         candidates.extend((parent, int(t), float(base + row[t])) for t in top)
+    candidates = [c for c in candidates if c[2] > -np.inf]  # tokens a constraint ruled out
     candidates.sort(key=lambda c: (-c[2], c[0], c[1]))
     return candidates[:keep]
+
+
+def constrained_rows(logprobs: np.ndarray, states: Sequence[State], constraint: SpellingConstraint,
+                     stop_tokens: Collection[int]) -> np.ndarray:
+    """`logprobs` with every token the constraint rules out in that row's state set to -inf (a stop
+    token is allowed where the reading is fully spelled). Not renormalised: scores stay model log-probs."""
+    masked = np.full_like(logprobs, -np.inf)
+    for row, state in enumerate(states):
+        allowed = list(constraint.allowed(state))
+        if constraint.accepts(state):
+            allowed += [t for t in stop_tokens if t < logprobs.shape[1]]
+        masked[row, allowed] = logprobs[row, allowed]
+    return masked
 
 
 def permutation_plan(parents: list[int], beam: int) -> list[tuple[str, int, int]]:
@@ -66,13 +82,15 @@ def permutation_plan(parents: list[int], beam: int) -> list[tuple[str, int, int]
 
 
 def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[int]], np.ndarray],
-                beam: int, max_new: int, stop_tokens: Collection[int]) -> list[Hypothesis]:
+                beam: int, max_new: int, stop_tokens: Collection[int],
+                constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
     """Beam search from the prompt's next-token distribution; best first, at most `beam` results.
 
     Each step expands the top max(beam, 4) tokens of every live hypothesis and keeps the `beam` best;
     an expansion ending in a stop token is finished (stop token dropped). The search stops early
     once `beam` hypotheses are finished and the best live one scores below the best finished one
-    (scores only decrease).
+    (scores only decrease). With a `constraint`, only outputs that spell the reading are searched, and
+    only finished ones are returned.
     """
     if not 1 <= beam <= MAX_BEAM:
         raise ValueError(f"beam {beam} outside 1..{MAX_BEAM}")
@@ -81,9 +99,16 @@ def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[i
     per_row = max(beam, 4)
     live: list[Hypothesis] = []
     finished: list[Hypothesis] = []
-    expansions = top_expansions(np.zeros(1), first_logprobs[None, :], per_row, beam)
+    states: list[State] = [constraint.initial()] if constraint is not None else []
+
+    def expand(scores: np.ndarray, logprobs: np.ndarray) -> list[tuple[int, int, float]]:
+        if constraint is not None:
+            logprobs = constrained_rows(logprobs, states, constraint, stop_tokens)
+        return top_expansions(scores, logprobs, per_row, beam)
+
+    expansions = expand(np.zeros(1), first_logprobs[None, :])
     for depth in range(max_new):
-        next_live, parents = [], []
+        next_live, parents, next_states = [], [], []
         for parent, token, score in expansions:
             prefix = live[parent].tokens if live else ()
             if token in stop_tokens:
@@ -91,14 +116,16 @@ def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[i
             else:
                 next_live.append(Hypothesis(prefix + (token,), score, False))
                 parents.append(parent)
-        live = next_live
+                if constraint is not None:
+                    next_states.append(constraint.allowed(states[parent])[token])
+        live, states = next_live, next_states
         if not live or depth == max_new - 1:
             break
         if len(finished) >= beam and max(h.score for h in live) < max(h.score for h in finished):
             break
         logprobs = advance(parents, [h.tokens[-1] for h in live])
-        expansions = top_expansions(np.array([h.score for h in live]), logprobs, per_row, beam)
-    results = sorted(finished + live, key=lambda h: (-h.score, h.tokens))
+        expansions = expand(np.array([h.score for h in live]), logprobs)
+    results = sorted(finished + (live if constraint is None else []), key=lambda h: (-h.score, h.tokens))
     return results[:beam]
 
 
