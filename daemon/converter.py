@@ -7,6 +7,7 @@ annotation the candidate window shows beside it.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,15 +29,37 @@ class ConversionCandidate:
     cost: float | None = None  # the system dictionary's path cost (lower is better), for its candidates
 
 
-def rerank(candidates: list[ConversionCandidate], model_scores: list[float],
-           weight: float) -> list[ConversionCandidate]:
-    """Order by model log-probability − weight · (dictionary cost above the best one).
+# Per distinct written bigram (one with a kanji or other non-kana character) that a candidate shares with
+# the left context, it counts as this much cheaper in dictionary cost: words the document already uses come
+# back (a cache language model). Tuned on WAC dev: dictionary alone acc@1 0.7148 → 0.7280.
+CONTEXT_HIT_COST = 1000
+_KANA_ONLY = re.compile(r"[\u3040-\u30ff]+")
+
+
+def context_hits(text: str, context: str) -> int:
+    """How many distinct bigrams of `text`, other than all-kana ones, occur in `context`."""
+    bigrams = {text[i:i + 2] for i in range(len(text) - 1)}
+    return sum(1 for bigram in bigrams if not _KANA_ONLY.fullmatch(bigram) and bigram in context)
+
+
+def by_context(candidates: list[ConversionCandidate], context: str) -> list[ConversionCandidate]:
+    """Dictionary candidates reordered by cost less the context bonus (stable; costs unchanged)."""
+    if not context:
+        return candidates
+    return sorted(candidates, key=lambda c: c.cost - CONTEXT_HIT_COST * context_hits(c.text, context))
+
+
+def rerank(candidates: list[ConversionCandidate], model_scores: list[float], weight: float,
+           context: str = "") -> list[ConversionCandidate]:
+    """Order by model log-probability − weight · (dictionary cost above the best one, less the
+    context bonus).
 
     Candidates without a dictionary cost (the model's own) count as the worst dictionary candidate,
     so the dictionary's prior never favours them. Ties keep the incoming order."""
     costs = [c.cost for c in candidates if c.cost is not None]
     best, worst = (min(costs), max(costs)) if costs else (0.0, 0.0)
-    combined = [score - weight * ((c.cost if c.cost is not None else worst) - best)
+    combined = [score - weight * ((c.cost if c.cost is not None else worst) - best
+                                  - CONTEXT_HIT_COST * context_hits(c.text, context))
                 for c, score in zip(candidates, model_scores)]
     order = sorted(range(len(candidates)), key=lambda i: (-combined[i], i))
     return [candidates[i] for i in order]
@@ -105,10 +128,11 @@ class Converter:
         model = self._model(reading, context, session) if use_model else []
         weight = self._rerank_weight() if use_model else None
         dictionary = self._dictionary(reading, n if weight is None else max(n, self.rerank_top))
+        dictionary = by_context(dictionary, context)
         if weight is not None:
             pool = unique_texts(dictionary[:self.rerank_top] + model)
             scores = self._model_scores(reading, context, session, [c.text for c in pool])
-            merged += rerank(pool, scores, weight) if scores else pool
+            merged += rerank(pool, scores, weight, context) if scores else pool
         else:
             merged += model
         merged += dictionary

@@ -103,6 +103,20 @@ def test_rerank_combines_model_score_and_dictionary_cost():
     assert [c.text for c in rerank(pool, scores, 1.0)] == ["a", "c", "b"]
 
 
+def test_words_the_context_already_uses_come_first():
+    from daemon.converter import CONTEXT_HIT_COST, ConversionCandidate, by_context, context_hits, rerank
+    context = "一人目の呼称、"
+    assert context_hits("二人目の呼称", context) == 4  # 人目, 目の, の呼, 呼称 (not 二人)
+    assert context_hits("二人目の故障", context) == 2  # 人目, 目の
+    assert context_hits("のの", "のの") == 0  # kana-only bigrams are no evidence
+    pool = [ConversionCandidate("二人目の故障", "dictionary", cost=5000.0),
+            ConversionCandidate("二人目の呼称", "dictionary", cost=5000.0 + CONTEXT_HIT_COST - 1)]
+    assert [c.text for c in by_context(pool, context)] == ["二人目の呼称", "二人目の故障"]
+    assert by_context(pool, "") == pool
+    assert [c.text for c in rerank(pool, [-1.0, -1.0], 0.01, context)] == ["二人目の呼称", "二人目の故障"]
+    assert [c.text for c in rerank(pool, [-1.0, -1.0], 0.01)] == ["二人目の故障", "二人目の呼称"]
+
+
 def test_rerank_mode_keeps_every_dictionary_candidate(userdata, model_path):
     engine = Engine()
     engine.load(model_path)
