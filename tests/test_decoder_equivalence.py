@@ -200,3 +200,20 @@ def test_constrained_beam_equals_reprefill_reference(exact):
             assert np.allclose([h.score for h in got], [h.score for h in want], rtol=0, atol=1e-4)
             compared += bool(got)
     assert compared >= 40  # most searches finish a spelling within MAX_NEW tokens
+
+
+def test_trie_scoring_of_candidates_sharing_prefixes_equals_reference(exact):
+    model, fast, naive, _ = exact
+    rng = random.Random(6)
+    decoded = recording_batch_sizes(fast)
+    for prompt in random_prompts(model, 8, seed=7):
+        stems = [[rng.randrange(300, model.n_vocab) for _ in range(rng.randint(1, 6))] for _ in range(3)]
+        candidates = [rng.choice(stems) + [rng.randrange(300, model.n_vocab) for _ in range(rng.randint(0, 4))]
+                      for _ in range(30)]  # duplicates, prefixes of each other, shared stems
+        fast.prefill(prompt)
+        decoded.clear()
+        got = fast.score(prompt, candidates, model.eos)
+        assert np.allclose(got, naive.score(prompt, candidates, model.eos), rtol=0, atol=1e-4)
+        trie_nodes = {tuple(c[:k + 1]) for c in candidates for k in range(len(c))}
+        # each prefix once per batch (30 candidates take three batches of at most 14 slots)
+        assert len(trie_nodes) <= sum(decoded) < sum(map(len, candidates))

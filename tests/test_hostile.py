@@ -105,6 +105,10 @@ cases = {
     "n_seq_257": lambda: Context(model, n_ctx=512, n_seq=257, n_batch=300),
     "batch_below_seqs": lambda: Context(model, n_ctx=512, n_seq=64, n_batch=32),
     "gap_in_positions": lambda: ctx.decode([5, 6], [0, 5], [1, 1], [False, True]),
+    "shared_row_bad_seq": lambda: ctx.decode([5], [0], [(0, 4)], [True]),
+    "shared_row_repeated_seq": lambda: ctx.decode([5], [0], [(1, 1)], [True]),
+    "shared_row_no_seq": lambda: ctx.decode([5], [0], [()], [True]),
+    "shared_row_diverged": lambda: (ctx.decode([5], [0], [2], [True]), ctx.decode([6], [0], [(2, 3)], [True])),
 }
 def attempt(f):
     try:

@@ -189,42 +189,58 @@ class SessionDecoder:
     def score(self, prompt: list[int], candidates: list[list[int]], end_token: int) -> list[float]:
         """log P(candidate, then end_token | prompt) for each candidate, teacher-forced.
 
-        The prompt's KV is shared: each candidate is decoded in its own copy of seq 0, as many
-        candidates per batch as free slots and n_batch allow.
+        The prompt's KV is shared: each candidate gets its own copy of seq 0, and candidates are
+        decoded as a token trie — a prefix common to several (the dictionary's n-best share most of
+        their text) is one batch row belonging to all their sequences. As many candidates per batch
+        as free slots and n_batch allow.
         """
         ctx = self._ensure_context(1, kv_cells_needed(len(prompt), 1, max(map(len, candidates), default=0)))
         first = self.prefill(prompt)
         scores = [float(first[end_token]) for _ in candidates]  # empty candidates end at once
-        pending = [i for i, c in enumerate(candidates) if c]
+        pending = sorted((i for i, c in enumerate(candidates) if c), key=lambda i: candidates[i])
         try:
             while pending:
-                group, rows = [], 0
-                while pending and len(group) < ctx.n_seq - 2 and rows + len(candidates[pending[0]]) < ctx.n_batch:
-                    rows += len(candidates[pending[0]])
-                    group.append(pending.pop(0))
+                # one slot and one row stay free for exact mode's padding row
+                group = trie_group([candidates[i] for i in pending], ctx.n_seq - 2, ctx.n_batch - 1)
                 if not group:
                     raise LlamaError(f"a candidate of {len(candidates[pending[0]])} tokens exceeds the batch")
-                tokens, positions, seqs = [], [], []
-                for slot, index in enumerate(group, start=1):
+                indices, pending = pending[:len(group)], pending[len(group):]
+                rows, tokens, positions, seqs = {}, [], [], []
+                for slot, cand in enumerate(group, start=1):
                     ctx.seq_cp(0, slot)
-                    cand = candidates[index]
-                    tokens += cand
-                    positions += range(len(prompt), len(prompt) + len(cand))
-                    seqs += [slot] * len(cand)
+                    for depth in range(len(cand)):
+                        key = tuple(cand[:depth + 1])
+                        if key not in rows:
+                            rows[key] = len(tokens)
+                            tokens.append(cand[depth])
+                            positions.append(len(prompt) + depth)
+                            seqs.append([])
+                        seqs[rows[key]].append(slot)
                 rows_logprobs = log_softmax(ctx.decode(tokens, positions, seqs, [True] * len(tokens),
                                                        pad_seq=len(group) + 1))
-                row = 0
-                for index in group:
-                    cand = candidates[index]
+                for index, cand in zip(indices, group):
                     following = cand[1:] + [end_token]
                     scores[index] = float(first[cand[0]]) + sum(
-                        float(rows_logprobs[row + k][t]) for k, t in enumerate(following))
-                    row += len(cand)
+                        float(rows_logprobs[rows[tuple(cand[:k + 1])]][t]) for k, t in enumerate(following))
                 for slot in range(1, len(group) + 1):
                     ctx.seq_rm(slot)
         finally:
             self._restore_prompt_only(len(prompt))
         return scores
+
+
+def trie_group(candidates: list[list[int]], max_candidates: int, max_rows: int) -> list[list[int]]:
+    """The longest leading run of `candidates` whose token trie has at most `max_rows` nodes (one batch
+    row each), at most `max_candidates` of them."""
+    nodes: set[tuple[int, ...]] = set()
+    group = []
+    for cand in candidates[:max_candidates]:
+        added = {tuple(cand[:k + 1]) for k in range(len(cand))} - nodes
+        if len(nodes) + len(added) > max_rows:
+            break
+        nodes |= added
+        group.append(cand)
+    return group
 
 
 class ReferenceDecoder:

@@ -11,6 +11,7 @@ import ctypes
 import os
 import threading
 from pathlib import Path
+from typing import Sequence
 
 # Must be set before llama.cpp (and its OpenMP runtime) is loaded: spin-waiting threads stall the
 # IME whenever the desktop is busy, and ggml's abort handler would otherwise attach gdb.
@@ -183,7 +184,7 @@ class Context:
         self.n_seq = n_seq
         self.n_batch = n_batch
         self.exact = exact
-        self._batch = ll.llama_batch_init(n_batch, 0, 1)
+        self._batch = ll.llama_batch_init(n_batch, 0, n_seq)  # a row may belong to every sequence
 
     def _check_seq(self, seq: int, allow_all: bool = False) -> None:
         if allow_all and seq == -1:
@@ -191,10 +192,12 @@ class Context:
         if not 0 <= seq < self.n_seq:
             raise LlamaError(f"sequence id {seq} outside 0..{self.n_seq - 1}")
 
-    def decode(self, tokens: list[int], positions: list[int], seqs: list[int], outputs: list[bool],
-               pad_seq: int | None = None) -> np.ndarray:
+    def decode(self, tokens: list[int], positions: list[int], seqs: Sequence[int | Sequence[int]],
+               outputs: list[bool], pad_seq: int | None = None) -> np.ndarray:
         """Decode one batch; return the logits of the rows flagged in `outputs`, in order.
 
+        A row's sequence may be several ids: the row is then shared by those sequences (a prefix common
+        to them), which must hold the same positions beforehand, as llama.cpp requires.
         In exact mode a single-row batch gets a throw-away row in the empty sequence `pad_seq`:
         llama.cpp computes one row with a different kernel than several, and the last bits differ.
         """
@@ -205,22 +208,28 @@ class Context:
         if n + pad > self.n_batch:
             raise LlamaError(f"batch of {n + pad} rows exceeds n_batch {self.n_batch}")
         self.model.check_tokens(tokens)
-        for seq, pos in zip(seqs, positions):
-            self._check_seq(seq)
+        row_seqs = [(seq,) if isinstance(seq, int) else tuple(seq) for seq in seqs]
+        for ids, pos in zip(row_seqs, positions):
+            if not ids or len(set(ids)) != len(ids):
+                raise LlamaError(f"a row's sequence ids {ids} are empty or repeated")
+            for seq in ids:
+                self._check_seq(seq)
             if not 0 <= pos < self.n_ctx:
                 raise LlamaError(f"position {pos} outside 0..{self.n_ctx - 1}")
-        rows = list(zip(tokens, positions, seqs, outputs))
+        self._check_shared_rows(row_seqs)
+        rows = list(zip(tokens, positions, row_seqs, outputs))
         if pad:
             self._check_seq(pad_seq)
-            if pad_seq == seqs[0] or self.seq_pos_max(pad_seq) >= 0:
+            if pad_seq in row_seqs[0] or self.seq_pos_max(pad_seq) >= 0:
                 raise LlamaError(f"pad sequence {pad_seq} is not free")
-            rows.append((tokens[0], 0, pad_seq, False))
+            rows.append((tokens[0], 0, (pad_seq,), False))
         batch = self._batch
-        for i, (token, pos, seq, out) in enumerate(rows):
+        for i, (token, pos, ids, out) in enumerate(rows):
             batch.token[i] = token
             batch.pos[i] = pos
-            batch.n_seq_id[i] = 1
-            batch.seq_id[i][0] = seq
+            batch.n_seq_id[i] = len(ids)
+            for k, seq in enumerate(ids):
+                batch.seq_id[i][k] = seq
             batch.logits[i] = out
         batch.n_tokens = len(rows)
         rc = ll.llama_decode(self._handle, batch)
@@ -254,6 +263,17 @@ class Context:
     def seq_keep(self, seq: int) -> None:
         self._check_seq(seq)
         ll.llama_memory_seq_keep(self._memory, seq)
+
+    def _check_shared_rows(self, row_seqs: list[tuple[int, ...]]) -> None:
+        """Sequences sharing a row must span the same positions (llama.cpp refuses the batch otherwise)."""
+        spans: dict[int, tuple[int, int]] = {}
+        for ids in row_seqs:
+            if len(ids) > 1:
+                for seq in ids:
+                    if seq not in spans:
+                        spans[seq] = (int(ll.llama_memory_seq_pos_min(self._memory, seq)), self.seq_pos_max(seq))
+                if len({spans[seq] for seq in ids}) > 1:
+                    raise LlamaError(f"sequences {ids} share a row but hold different positions")
 
     def seq_pos_max(self, seq: int) -> int:
         """The highest position held by `seq`, -1 when empty."""
