@@ -50,14 +50,18 @@ def by_context(candidates: list[ConversionCandidate], context: str) -> list[Conv
 
 
 def rerank(candidates: list[ConversionCandidate], model_scores: list[float], weight: float,
-           context: str = "") -> list[ConversionCandidate]:
+           context: str = "", floor: float | None = None) -> list[ConversionCandidate]:
     """Order by model log-probability − weight · (dictionary cost above the best one, less the
-    context bonus).
+    context bonus). With a `floor`, a model log-probability counts at most that many nats below the
+    best one: the model's dislike of words it never saw cannot bury them.
 
     Candidates without a dictionary cost (the model's own) count as the worst dictionary candidate,
     so the dictionary's prior never favours them. Ties keep the incoming order."""
     costs = [c.cost for c in candidates if c.cost is not None]
     best, worst = (min(costs), max(costs)) if costs else (0.0, 0.0)
+    if floor is not None and model_scores:
+        lowest = max(model_scores) - floor
+        model_scores = [max(score, lowest) for score in model_scores]
     combined = [score - weight * ((c.cost if c.cost is not None else worst) - best
                                   - CONTEXT_HIT_COST * context_hits(c.text, context))
                 for c, score in zip(candidates, model_scores)]
@@ -132,7 +136,8 @@ class Converter:
         if weight is not None:
             pool = unique_texts(dictionary[:self.rerank_top] + model)
             scores = self._model_scores(reading, context, session, [c.text for c in pool])
-            merged += rerank(pool, scores, weight, context) if scores else pool
+            floor = self.engine.model_info.get("rerank_floor")
+            merged += rerank(pool, scores, weight, context, floor) if scores else pool
         else:
             merged += model
         merged += dictionary

@@ -103,6 +103,15 @@ def test_rerank_combines_model_score_and_dictionary_cost():
     assert [c.text for c in rerank(pool, scores, 1.0)] == ["a", "c", "b"]
 
 
+def test_a_floor_caps_how_far_the_model_can_bury_a_candidate():
+    from daemon.converter import ConversionCandidate, rerank
+    pool = [ConversionCandidate("コメダ珈琲店", "dictionary", cost=7000.0),
+            ConversionCandidate("コメダコーヒー店", "dictionary", cost=13000.0)]
+    scores = [-86.0, -3.0]  # a name the model never saw
+    assert [c.text for c in rerank(pool, scores, 0.01)][0] == "コメダコーヒー店"  # -86 vs -3 - 60
+    assert [c.text for c in rerank(pool, scores, 0.01, floor=10.0)][0] == "コメダ珈琲店"  # -13 vs -63
+
+
 def test_words_the_context_already_uses_come_first():
     from daemon.converter import CONTEXT_HIT_COST, ConversionCandidate, by_context, context_hits, rerank
     context = "一人目の呼称、"

@@ -191,7 +191,8 @@ class Engine:
         if loaded is None:
             return {}
         return {"name": loaded.entry.name, "format": loaded.entry.format, "params": loaded.model.n_params,
-                "path": str(loaded.model.path), "rerank_weight": loaded.entry.rerank_weight}
+                "path": str(loaded.model.path), "rerank_weight": loaded.entry.rerank_weight,
+                "rerank_floor": loaded.entry.rerank_floor}
 
     def close(self) -> None:
         with self._lock:

@@ -29,6 +29,7 @@ class ModelEntry:
     context_chars: int
     licence: str = ""
     rerank_weight: float | None = None  # λ tuned for this model: model log-prob − λ · dictionary cost
+    rerank_floor: float | None = None  # the model's dislike of a candidate counts at most this many nats
 
     @property
     def hf_repo(self) -> str | None:
@@ -55,12 +56,14 @@ def parse_registry(text: str) -> dict[str, ModelEntry]:
             raise RegistryError(f"model {name!r} has unknown format {table['format']!r}")
         if table["tokenizer"] != "gguf":
             raise RegistryError(f"model {name!r}: only the GGUF's own tokenizer is supported")
-        weight = table.get("rerank_weight")
-        if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0):
-            raise RegistryError(f"model {name!r}: rerank_weight must be a non-negative number")
+        tuning = {}
+        for key in ("rerank_weight", "rerank_floor"):
+            value = table.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise RegistryError(f"model {name!r}: {key} must be a non-negative number")
+            tuning[key] = float(value) if value is not None else None
         entries[name] = ModelEntry(name=name, **{k: table[k] for k in _REQUIRED},
-                                   licence=table.get("licence", ""),
-                                   rerank_weight=float(weight) if weight is not None else None)
+                                   licence=table.get("licence", ""), **tuning)
     return entries
 
 
