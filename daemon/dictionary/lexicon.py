@@ -64,19 +64,15 @@ class Lexicon:
         return [] if node is None else sorted(self._words_at(node, key), key=_by_cost)
 
     def prefix_surfaces(self, key: str) -> list[tuple[int, str]]:
-        """(reading length in characters, surface) of every entry whose reading starts `key` (a common-prefix
-        search; costs are not computed, so it stays cheap over a whole lattice)."""
+        """(reading length in characters, surface) of every entry whose reading is a prefix of `key` (a
+        common-prefix search; costs are not computed, so it stays cheap over a whole lattice)."""
         found = []
         node: int | None = int(self._base[0])
-        walked = b""
-        for char in key:
-            encoded = char.encode()
-            node = self._walk(encoded, node)
+        for length, char in enumerate(key, start=1):
+            node = self._walk(char.encode(), node)
             if node is None:
                 break
-            walked += encoded
-            found += [(len(walked.decode()), self._feature(int(token["feature"])))
-                      for token in self._tokens_at(node)]
+            found += [(length, self._feature(int(token["feature"]))) for token in self._tokens_at(node)]
         return found
 
     def predict(self, prefix: str, limit: int) -> list[Word]:

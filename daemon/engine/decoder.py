@@ -201,46 +201,42 @@ class SessionDecoder:
         try:
             while pending:
                 # one slot and one row stay free for exact mode's padding row
-                group = trie_group([candidates[i] for i in pending], ctx.n_seq - 2, ctx.n_batch - 1)
-                if not group:
+                taken, trie = trie_batch([candidates[i] for i in pending], ctx.n_seq - 2, ctx.n_batch - 1)
+                if not taken:
                     raise LlamaError(f"a candidate of {len(candidates[pending[0]])} tokens exceeds the batch")
-                indices, pending = pending[:len(group)], pending[len(group):]
-                rows, tokens, positions, seqs = {}, [], [], []
-                for slot, cand in enumerate(group, start=1):
+                indices, pending = pending[:taken], pending[taken:]
+                for slot in range(1, taken + 1):
                     ctx.seq_cp(0, slot)
-                    for depth in range(len(cand)):
-                        key = tuple(cand[:depth + 1])
-                        if key not in rows:
-                            rows[key] = len(tokens)
-                            tokens.append(cand[depth])
-                            positions.append(len(prompt) + depth)
-                            seqs.append([])
-                        seqs[rows[key]].append(slot)
-                rows_logprobs = log_softmax(ctx.decode(tokens, positions, seqs, [True] * len(tokens),
-                                                       pad_seq=len(group) + 1))
-                for index, cand in zip(indices, group):
+                prefixes = list(trie)
+                row_of = {prefix: row for row, prefix in enumerate(prefixes)}
+                rows_logprobs = log_softmax(ctx.decode(
+                    [prefix[-1] for prefix in prefixes], [len(prompt) + len(prefix) - 1 for prefix in prefixes],
+                    list(trie.values()), [True] * len(prefixes), pad_seq=taken + 1))
+                for index in indices:
+                    cand = candidates[index]
                     following = cand[1:] + [end_token]
                     scores[index] = float(first[cand[0]]) + sum(
-                        float(rows_logprobs[rows[tuple(cand[:k + 1])]][t]) for k, t in enumerate(following))
-                for slot in range(1, len(group) + 1):
+                        float(rows_logprobs[row_of[tuple(cand[:k + 1])]][t]) for k, t in enumerate(following))
+                for slot in range(1, taken + 1):
                     ctx.seq_rm(slot)
         finally:
             self._restore_prompt_only(len(prompt))
         return scores
 
 
-def trie_group(candidates: list[list[int]], max_candidates: int, max_rows: int) -> list[list[int]]:
-    """The longest leading run of `candidates` whose token trie has at most `max_rows` nodes (one batch
-    row each), at most `max_candidates` of them."""
-    nodes: set[tuple[int, ...]] = set()
-    group = []
-    for cand in candidates[:max_candidates]:
-        added = {tuple(cand[:k + 1]) for k in range(len(cand))} - nodes
-        if len(nodes) + len(added) > max_rows:
-            break
-        nodes |= added
-        group.append(cand)
-    return group
+def trie_batch(candidates: list[list[int]], max_candidates: int,
+               max_rows: int) -> tuple[int, dict[tuple[int, ...], list[int]]]:
+    """The batch for the longest leading run of `candidates` (at most `max_candidates`) whose token trie
+    has at most `max_rows` nodes: how many candidates that is, and each trie node — a token prefix, parents
+    before children — with the slots (1-based) of the candidates sharing it."""
+    trie: dict[tuple[int, ...], list[int]] = {}
+    for taken, cand in enumerate(candidates[:max_candidates]):
+        prefixes = [tuple(cand[:k + 1]) for k in range(len(cand))]
+        if len(trie) + sum(prefix not in trie for prefix in prefixes) > max_rows:
+            return taken, trie
+        for prefix in prefixes:
+            trie.setdefault(prefix, []).append(taken + 1)
+    return min(len(candidates), max_candidates), trie
 
 
 class ReferenceDecoder:

@@ -259,9 +259,10 @@ class ConversionSession:
             raise TypeError("reading and context must be strings")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be a positive integer, not {n!r}")
-        if spellings is not None and clean_text(reading) != reading:
-            spellings = None
-        reading, context = clean_text(reading), clean_text(context)
+        cleaned = clean_text(reading)
+        if cleaned != reading:
+            spellings = None  # their offsets were for the uncleaned reading
+        reading, context = cleaned, clean_text(context)
         if len(reading) > MAX_READING_CHARS:
             raise ValueError(f"reading of {len(reading)} characters exceeds {MAX_READING_CHARS}")
         if not reading:
