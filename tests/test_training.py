@@ -184,3 +184,22 @@ def test_resumed_run_repeats_an_uninterrupted_one(tiny_corpus, tmp_path):
     resumed = train(run_args(corpus, tmp_path / "resumed", 4, "--dev-items", "0", "--dtype", "f16", "--resume"))
     assert resumed["steps_this_run"] == 2
     assert [round(x["loss"], 5) for x in resumed["losses"]] == [round(x["loss"], 5) for x in straight["losses"]]
+
+
+def test_init_from_continues_an_earlier_model_on_new_data_with_its_vocabulary(tiny_corpus, tmp_path):
+    corpus, _ = tiny_corpus
+    first = tmp_path / "first"
+    train(run_args(corpus, first, 2, "--dev-items", "0"))
+    (corpus / "text").mkdir(exist_ok=True)  # new data with a character the first vocabulary lacks
+    (corpus / "text" / "jglue.txt").write_text("鸛が空を飛んでいるのを見ました。\n", encoding="utf-8")
+    try:
+        second = train(run_args(corpus, tmp_path / "second", 2, "--dev-items", "0", "--text-lines", "5",
+                                "--lr", "0", "--init-from", str(first)))
+    finally:
+        (corpus / "text" / "jglue.txt").unlink()
+    assert second["initial"] == {"run": str(first), "steps": 2} and second["steps"] == 2
+    assert second["data"]["pairs_by_source"].get("jglue", 0) > 0
+    assert (tmp_path / "second" / "data" / "chars.txt").read_bytes() == (first / "data" / "chars.txt").read_bytes()
+    before = torch.load(first / "checkpoint.pt", weights_only=False)["model"]
+    after = torch.load(tmp_path / "second" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(before[name], after[name]) for name in before)  # lr 0: the weights it started from

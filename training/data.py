@@ -238,15 +238,19 @@ def read_characters(path: Path) -> list[str]:
 
 
 def prepare(corpus: Path, out: Path, seed: int = 0, text_lines: int | None = None,
-            min_char_count: int = 3) -> dict:
-    """Write pairs.jsonl, chars.txt and manifest.json (counts, sha256) under `out`; return the manifest."""
+            min_char_count: int = 3, characters: list[str] | None = None) -> dict:
+    """Write pairs.jsonl, chars.txt and manifest.json (counts, sha256) under `out`; return the manifest.
+
+    `characters` fixes the vocabulary (a run continuing another's model must keep its token ids);
+    characters outside it are tokenized as bytes."""
     out.mkdir(parents=True, exist_ok=True)
     pairs_path, chars_path = out / PAIRS_FILE, out / CHARS_FILE
     pairs = list(corpus_pairs(corpus, seed, text_lines))
     with open(pairs_path, "w", encoding="utf-8") as f:
         for pair in pairs:
             f.write(json.dumps(asdict(pair), ensure_ascii=False) + "\n")
-    characters = vocabulary_characters(pairs, min_char_count)
+    if characters is None:
+        characters = vocabulary_characters(pairs, min_char_count)
     chars_path.write_text("".join(ch + "\n" for ch in characters), encoding="utf-8")
     manifest = {
         "attribution": ATTRIBUTION, "corpus": str(corpus), "seed": seed, "text_lines": text_lines,

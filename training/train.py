@@ -1,6 +1,7 @@
 """tsuzuri-train: train the jinen conversion model and export it to GGUF.
 
     tsuzuri-train --corpus ../shared/corpus --out DIR [--config small|tiny] [--steps N] [--resume]
+                  [--init-from EARLIER_DIR]
 
 DIR receives data/ (pairs, characters, manifest), checkpoint.pt, model.gguf and run.json (config, data
 sha256, steps, losses, dev acc@1 of the exported model on the first K dev items).
@@ -127,6 +128,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", choices=sorted(CONFIGS), default="small")
     parser.add_argument("--steps", type=int, default=20000, help="total optimizer steps")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if there is one")
+    parser.add_argument("--init-from", type=Path, default=None,
+                        help="start from this earlier run's weights and vocabulary (new data, fresh optimizer "
+                             "and schedule); ignored when resuming")
     parser.add_argument("--stop-at", type=int, default=None,
                         help="end this run at this step (checkpointed; the schedule still spans --steps)")
     parser.add_argument("--batch-size", type=int, default=64)
@@ -153,9 +157,13 @@ def train(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     out: Path = args.out
     data_dir = out / "data"
+    checkpoint_path = out / "checkpoint.pt"
+    resuming = args.resume and checkpoint_path.is_file()
+    init_from = None if resuming else args.init_from
     if not (data_dir / MANIFEST_FILE).is_file():  # prepared once per output folder, reused on resume
         print(f"preparing data from {args.corpus} …", file=sys.stderr)
-        prepare(args.corpus, data_dir, seed=args.seed, text_lines=args.text_lines)
+        prepare(args.corpus, data_dir, seed=args.seed, text_lines=args.text_lines,
+                characters=read_characters(init_from / "data" / CHARS_FILE) if init_from else None)
     manifest = json.loads((data_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
     pairs = read_pairs(data_dir / PAIRS_FILE)
     vocab = build_vocab(read_characters(data_dir / CHARS_FILE))
@@ -167,20 +175,25 @@ def train(argv: list[str] | None = None) -> dict:
                                    {"params": vectors, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
     warmup = args.warmup if args.warmup is not None else max(1, args.steps // 20)
 
-    checkpoint_path = out / "checkpoint.pt"
-    step, losses = 0, []
-    if args.resume and checkpoint_path.is_file():
-        state = torch.load(checkpoint_path, map_location=args.device, weights_only=False)
+    def load_checkpoint(path: Path) -> dict:
+        state = torch.load(path, map_location=args.device, weights_only=False)
         if state["config"] != args.config or state["n_vocab"] != len(vocab):
-            raise SystemExit(f"{checkpoint_path} is for config {state['config']}, vocab {state['n_vocab']}")
+            raise SystemExit(f"{path} is for config {state['config']}, vocab {state['n_vocab']}")
         model.load_state_dict(state["model"])
+        return state
+
+    step, losses, initial = 0, [], None
+    if resuming:
+        state = load_checkpoint(checkpoint_path)
         optimizer.load_state_dict(state["optimizer"])
-        step, losses = state["step"], state["losses"]
+        step, losses, initial = state["step"], state["losses"], state.get("initial")
+    elif init_from is not None:
+        initial = {"run": str(init_from), "steps": load_checkpoint(init_from / "checkpoint.pt")["step"]}
 
     def save_checkpoint() -> None:
         tmp = checkpoint_path.with_suffix(".tmp")
         torch.save({"config": args.config, "n_vocab": len(vocab), "step": step, "losses": losses,
-                    "model": model.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
+                    "initial": initial, "model": model.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
         tmp.replace(checkpoint_path)  # a kill mid-write never leaves a broken checkpoint
 
     batches = Batches(pairs, CharTokenizer(vocab), args.batch_size, args.seed, shape.context)
@@ -223,7 +236,7 @@ def train(argv: list[str] | None = None) -> dict:
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "data": {"pairs": manifest["pairs"], "pairs_by_source": manifest["pairs_by_source"],
                  "sha256": manifest["sha256"]},
-        "steps": step, "steps_this_run": step - first_step,
+        "initial": initial, "steps": step, "steps_this_run": step - first_step,
         "seconds_per_step": seconds / (step - first_step) if step > first_step else None,
         "losses": losses,
         "gguf": {"path": str(gguf_path), "dtype": args.dtype, "sha256": sha256_file(gguf_path)},
