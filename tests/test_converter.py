@@ -115,15 +115,23 @@ def test_a_floor_caps_how_far_the_model_can_bury_a_candidate():
 def test_words_the_context_already_uses_come_first():
     from daemon.converter import CONTEXT_HIT_COST, ConversionCandidate, by_context, context_hits, rerank
     context = "一人目の呼称、"
-    assert context_hits("二人目の呼称", context) == 4  # 人目, 目の, の呼, 呼称 (not 二人)
-    assert context_hits("二人目の故障", context) == 2  # 人目, 目の
-    assert context_hits("のの", "のの") == 0  # kana-only bigrams are no evidence
+    assert context_hits("二人目の呼称", context) == 8  # 人目, 目の, の呼, 呼称 (not 二人); 人, 目, 呼, 称 (not 二)
+    assert context_hits("二人目の故障", context) == 4  # 人目, 目の; 人, 目
+    assert context_hits("のの", "のの") == 0  # kana is no evidence
+    assert context_hits("航空機の運航", "飛行機の運行") == 4  # 機の, の運; 機, 運
     pool = [ConversionCandidate("二人目の故障", "dictionary", cost=5000.0),
-            ConversionCandidate("二人目の呼称", "dictionary", cost=5000.0 + CONTEXT_HIT_COST - 1)]
+            ConversionCandidate("二人目の呼称", "dictionary", cost=5000.0 + 4 * CONTEXT_HIT_COST - 1)]
     assert [c.text for c in by_context(pool, context)] == ["二人目の呼称", "二人目の故障"]
     assert by_context(pool, "") == pool
     assert [c.text for c in rerank(pool, [-1.0, -1.0], 0.01, context)] == ["二人目の呼称", "二人目の故障"]
     assert [c.text for c in rerank(pool, [-1.0, -1.0], 0.01)] == ["二人目の故障", "二人目の呼称"]
+
+
+def test_the_context_chooses_among_the_dictionary_top_even_when_one_candidate_is_asked_for():
+    converter = Converter(dictionary=system_dictionary(), clock=lambda: NOW)
+    assert "故障" in converter.candidates("にばんめのこしょう", "", 1)[0].text
+    first = converter.candidates("にばんめのこしょう", "一人目の呼称、", 1)
+    assert "呼称" in first[0].text and [c.source for c in first].count("dictionary") == 1
 
 
 def test_rerank_mode_keeps_every_dictionary_candidate(userdata, model_path):
