@@ -1,7 +1,7 @@
 """tsuzuri-eval: score a converter on an evaluation set, in process.
 
     tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|constrained|rerank|
-                       constrained-rerank|auto] [--model M]
+                       constrained-rerank|auto|no-model] [--model M]
                        [--json] [--per-item FILE] [--limit K]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
@@ -83,16 +83,17 @@ def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: b
     return factory
 
 
-def _merging_converter(mode: str, rerank: bool,
-                       constrained: bool = False) -> Callable[[argparse.Namespace], Converter]:
+def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
+                       use_model: bool = True) -> Callable[[argparse.Namespace], Converter]:
     """Every source merged, as the daemon shows them (no learning or user dictionary: they are
-    personal); with `rerank`, the model rescores the dictionary's top candidates."""
+    personal); with `rerank`, the model rescores the dictionary's top candidates; without
+    `use_model`, as the daemon serves when no model loads."""
     def factory(options: argparse.Namespace) -> Converter:
         from daemon.converter import Converter as MergingConverter
 
-        if not options.model and mode == "auto" and default_model_present():
+        if use_model and not options.model and mode == "auto" and default_model_present():
             options.model = "default"  # what the daemon runs when its configuration names no other
-        engine = _loaded_engine(options, mode) if options.model or rerank else None
+        engine = _loaded_engine(options, mode) if use_model and (options.model or rerank) else None
         weight = options.rerank_weight
         if rerank and weight is None and engine is not None:
             weight = engine.model_info.get("rerank_weight") or DEFAULT_RERANK_WEIGHT
@@ -125,6 +126,8 @@ CONVERTERS: dict[str, Callable[[argparse.Namespace], Converter]] = {
     # The model's own constrained candidates (--model-candidates) reranked with the dictionary's.
     "constrained-rerank": _merging_converter("constrained-rerank", rerank=True, constrained=True),
     "auto": _merging_converter("auto", rerank=False),
+    # What the daemon serves without a model: the dictionary with the context bonus, kana, rewriters.
+    "no-model": _merging_converter("no-model", rerank=False, use_model=False),
 }
 
 

@@ -66,6 +66,17 @@ def test_json_list_with_long_key_names_and_limit(tmp_path, capsys):
     assert [item.context for item in load_items(path)] == ["", "人称とは、", ""]
 
 
+def test_no_model_mode_is_the_daemon_without_a_model(items_file, model_path, tmp_path, capsys):
+    runs = []
+    for extra in ([], ["--model", str(model_path)]):  # a model named or not, none is loaded
+        per_item = tmp_path / f"per_item{len(runs)}.jsonl"
+        assert main([str(items_file), "--mode", "no-model", "--json", "--per-item", str(per_item), *extra]) == 0
+        assert last_json_line(capsys.readouterr().out)["mode"] == "no-model"
+        runs.append([json.loads(line)["candidates"] for line in per_item.read_text(encoding="utf-8").splitlines()])
+    assert runs[0] == runs[1]
+    assert runs[0][0][0] == "今日はいい天気ですね" and runs[0][2][:2] == ["認証とは、", "人称とは、"]
+
+
 def test_mozc_evaluation_tsv(tmp_path, capsys):
     path = tmp_path / "evaluation.tsv"
     path.write_text("# status\tinput\toutput\tcommand\targument\tversion\n"
