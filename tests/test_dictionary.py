@@ -1,3 +1,4 @@
+import os
 import time
 
 import MeCab
@@ -152,6 +153,20 @@ def test_loading_is_fast():
     dictionary.load()
     assert dictionary.is_loaded
     assert time.perf_counter() - started < 1.0  # memory maps: milliseconds in practice
+
+
+def resident_mib() -> float:
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_memory_stays_flat_over_thousands_of_conversions(dictionary):
+    """Each query used to leave its MeCab lattice behind (~1 MB per conversion)."""
+    for _ in range(50):
+        dictionary.convert("きょうはいいてんきですね", 10)
+    before = resident_mib()
+    for i in range(3000):
+        dictionary.convert("きょうはいいてんきですね" if i % 2 else "しぶんぎ", 10)
+    assert resident_mib() - before < 20
 
 
 # --- word classes (anchor words of every run of ids in word_class._RUNS) ---

@@ -56,6 +56,9 @@ class _Loaded:
     model: MeCab.Model
     tagger: MeCab.Tagger
     lexicon: Lexicon
+    # One lattice for the dictionary's lifetime, reused by every query (they are serialised): the binding
+    # cannot free a lattice that Model.createLattice() returns, and one per query leaked ~1 MB each.
+    lattice: MeCab.Lattice
 
 
 class SystemDictionary:
@@ -160,8 +163,9 @@ class SystemDictionary:
     @staticmethod
     def _paths(files: _Loaded, key: str, limit: int) -> Iterator[list[str]]:
         """MeCab's N-best paths over a dictionary key, best first, at most `limit` of them, each as its lines
-        (surface and details of each morpheme in turn)."""
-        lattice = files.model.createLattice()
+        (surface and details of each morpheme in turn). The caller holds the query lock."""
+        lattice = files.lattice
+        lattice.clear()
         lattice.set_sentence(key)
         lattice.set_request_type(MeCab.MECAB_NBEST)
         if not files.tagger.parse(lattice):
@@ -200,7 +204,8 @@ class SystemDictionary:
                                 f" -E {_PATH_END}")
         except RuntimeError as error:
             raise DictionaryUnavailable(f"MeCab could not open the dictionary in {directory}: {error}") from error
-        return _Loaded(model, model.createTagger(), Lexicon(directory / "sys.dic", model.transition_cost))
+        return _Loaded(model, model.createTagger(), Lexicon(directory / "sys.dic", model.transition_cost),
+                       model.createLattice())
 
 
 def _dictionary_key(reading: str) -> str:
