@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+from enum import Enum
 from datetime import datetime
 from typing import Callable
 
@@ -27,6 +28,13 @@ class ConversionCandidate:
     source: str  # learning | user | model | dictionary | kana | rewriter
     annotation: str = ""
     cost: float | None = None  # the system dictionary's path cost (lower is better), for its candidates
+
+
+class PersonalData(Enum):
+    """Which of the user's own data a conversion may read."""
+    ALL = "all"                # learning history and user dictionary
+    NO_HISTORY = "no-history"  # a secret field: its conversions neither read nor feed what was learned
+    NONE = "none"              # a caller that is not the user's own session: nothing that reveals the user
 
 
 # Per distinct kanji and per distinct written bigram (one with a kanji or other non-kana character) that a
@@ -113,10 +121,10 @@ class Converter:
         return self.engine is not None and self.engine.status.state is ModelState.READY
 
     def candidates(self, reading: str, context: str = "", n: int = 10,
-                   session: ConversionSession | None = None, private: bool = False,
+                   session: ConversionSession | None = None, personal: PersonalData = PersonalData.ALL,
                    use_model: bool = True) -> list[ConversionCandidate]:
-        """Candidates for a kana reading, best first. `private` (password fields) skips the learning
-        history; `use_model=False` leaves the model out (single segments: it converts whole sentences).
+        """Candidates for a kana reading, best first. `personal` says which of the user's data may be
+        read; `use_model=False` leaves the model out (single segments: it converts whole sentences).
         At most `n` come from the system dictionary; the other sources add theirs."""
         reading = to_hiragana(reading)
         if not reading:
@@ -124,9 +132,9 @@ class Converter:
         merged: list[ConversionCandidate] = []
         suppressed: set[str] = set()
         with self._userdata_lock:
-            if self.learning is not None and not private:
+            if self.learning is not None and personal is PersonalData.ALL:
                 merged += [ConversionCandidate(text, "learning") for text in self.learning.ranked(reading)]
-            if self.user_dictionary is not None:
+            if self.user_dictionary is not None and personal is not PersonalData.NONE:
                 for entry in self.user_dictionary.lookup(reading):
                     if entry.suppresses:
                         suppressed.add(entry.surface)

@@ -2,7 +2,8 @@
 
 Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interface org.tsuzuri.Tsuzuri1:
   CreateSession() -> o               a session object owned by the caller, reaped when it disconnects
-  Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation)
+  Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation), without
+                                     the user's learning history and user dictionary
   GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason;
                                      also the read-only property Status
   ReloadConfig() -> as               problems found; bad values keep their old setting
@@ -10,7 +11,7 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
 Session objects /org/tsuzuri/Tsuzuri1/session/N, interface org.tsuzuri.Tsuzuri1.Session:
   Send(ay message) -> ay output      ime_protocol messages in, an ime_protocol Output back
   Close()
-  signal OutputChanged(ay output)    asynchronous updates (live conversion)
+  signal OutputChanged(ay output)    asynchronous updates (live conversion), sent to the owner only
 
 Methods are dispatched from one raw message handler, which sees the caller (session ownership) and
 turns every failure into a D-Bus error reply instead of a dead daemon. Conversion runs on worker
@@ -34,7 +35,7 @@ from dbus_fast.aio import MessageBus
 
 from daemon import sd_notify
 from daemon.config import Config, ConfigStore
-from daemon.converter import Converter
+from daemon.converter import Converter, PersonalData
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of
@@ -176,8 +177,10 @@ class TsuzuriService:
             raise CallError(ERROR_INVALID_ARGS, f"reading must have 1..{MAX_CONVERT_READING} characters")
         if not 1 <= n <= MAX_CONVERT_N:
             raise CallError(ERROR_INVALID_ARGS, f"n must be 1..{MAX_CONVERT_N}")
+        # Any program on the bus may call this: it must not reveal what the user has learned or added.
         found = await self._loop.run_in_executor(
-            self._executor, lambda: self.converter.candidates(reading, context[-200:], n))
+            self._executor, lambda: self.converter.candidates(reading, context[-200:], n,
+                                                              personal=PersonalData.NONE))
         return "a(sss)", [[[c.text, c.source, c.annotation] for c in found[:n]]]
 
     async def _get_status(self, msg: Message):
@@ -252,7 +255,11 @@ class TsuzuriService:
                 if text is None or entry.generation != generation:
                     return
                 output = entry.session.show_live(text, request_id)
-            self.bus.send(Message.new_signal(path, SESSION_INTERFACE, "OutputChanged", "ay", [encode(output)]))
+            # Addressed to the session's owner alone: a broadcast would show every other client on the bus
+            # what the user types.
+            self.bus.send(Message(destination=entry.owner, path=path, interface=SESSION_INTERFACE,
+                                  member="OutputChanged", message_type=MessageType.SIGNAL, signature="ay",
+                                  body=[encode(output)]))
 
         if entry.live_task is not None:
             entry.live_task.cancel()

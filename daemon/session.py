@@ -13,7 +13,7 @@ from enum import Enum
 from daemon.composer import Composer, InputMode, Transliteration
 from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import KeyBindings
-from daemon.converter import ConversionCandidate, Converter, unique_texts
+from daemon.converter import ConversionCandidate, Converter, PersonalData, unique_texts
 from daemon.keys import Key, key_from_event
 from daemon.kana import to_hiragana
 from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
@@ -82,6 +82,9 @@ class InputSession:
         self.surrounding: str | None = None  # text before the cursor, as the app last reported it
         self.model_session = converter.engine.session() if converter.engine is not None else None
         self.live_text: str | None = None  # live conversion of the current composition
+        # Text typed while the field was secret stays secret until it is committed or dropped, even if the
+        # field's purpose changes meanwhile (IBus re-sends FocusIn on a content-type change).
+        self.typed_in_secret = False
 
     # -- inputs ---------------------------------------------------------------------------------
 
@@ -135,7 +138,11 @@ class InputSession:
 
     @property
     def private(self) -> bool:
-        return self.purpose.is_secret
+        return self.purpose.is_secret or self.typed_in_secret
+
+    @property
+    def personal_data(self) -> PersonalData:
+        return PersonalData.NO_HISTORY if self.private else PersonalData.ALL
 
     # -- per-phase key handling: each returns (consumed, text to commit) ---------------------------
 
@@ -244,18 +251,20 @@ class InputSession:
         if len(self.composer.raw()) >= MAX_COMPOSITION_CHARS:
             return True  # swallowed: the composition is already as long as we allow
         self.composer = self.composer.insert(char)
+        self.typed_in_secret |= self.purpose.is_secret
         self._after_composer_change()
         return True
 
     def _after_composer_change(self) -> None:
         self.live_text = None
         self.phase = Phase.COMPOSING if self.composer.raw() else Phase.EMPTY
+        self.typed_in_secret &= self.phase is Phase.COMPOSING
 
     def _whole_reading_segments(self) -> list[Segment]:
         """One segment for the whole reading: whole-sentence candidates (model, dictionary N-best)."""
         reading = self.composer.reading()
         candidates = self.converter.candidates(reading, self.context, self.settings.dictionary_candidates,
-                                               self.model_session, self.private)
+                                               self.model_session, self.personal_data)
         return [Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, "kana")])]
 
     def _start_conversion(self, segments: list[Segment]) -> None:
@@ -292,7 +301,8 @@ class InputSession:
     def _segment(self, reading: str, first: str) -> Segment:
         """A segment whose first candidate is the dictionary's choice in context."""
         candidates = [ConversionCandidate(first, "dictionary")] + self.converter.candidates(
-            reading, self.context, self.settings.dictionary_candidates, private=self.private, use_model=False)
+            reading, self.context, self.settings.dictionary_candidates, personal=self.personal_data,
+            use_model=False)
         return Segment(reading, unique_texts(candidates)[:MAX_CANDIDATES])
 
     def _resize_focused(self, step: int) -> None:
@@ -338,18 +348,19 @@ class InputSession:
         return self._commit_all()
 
     def _commit_all(self) -> str:
+        private = self.private  # before _clear() forgets what was typed in secret
         if self.phase in (Phase.CONVERTING, Phase.PREDICTING):
             text = "".join(s.text for s in self.segments)
             # A prediction's reading is only the typed prefix: learning it would rank the whole
             # word first for that prefix's own conversion.
-            if self.phase is Phase.CONVERTING and self.settings.learning and not self.private:
+            if self.phase is Phase.CONVERTING and self.settings.learning and not private:
                 self.converter.learn([(s.reading, s.text) for s in self.segments])
         elif self.phase is Phase.COMPOSING:
             text = self.live_text or self.composer.reading()
         else:
             text = ""
         self._clear()
-        if text and not self.private:
+        if text and not private:
             self.committed = (self.committed + text)[-max(self.settings.context_chars, 1):]
         return text
 
@@ -365,17 +376,19 @@ class InputSession:
         self.focus = 0
         self.window_open = False
         self.live_text = None
+        self.typed_in_secret = False
         self.phase = Phase.EMPTY
 
     # -- live conversion ----------------------------------------------------------------------------
 
     def live_conversion(self) -> str | None:
         """The top candidate for the current composition (slow: the caller runs it off the event loop
-        and drops it if a newer key arrived meanwhile)."""
-        if not self.settings.live_conversion or self.phase is not Phase.COMPOSING:
+        and drops it if a newer key arrived meanwhile). None in secret fields: what is typed there is
+        shown as typed and sent nowhere else."""
+        if not self.settings.live_conversion or self.phase is not Phase.COMPOSING or self.private:
             return None
         candidates = self.converter.candidates(self.composer.reading(), self.context, 1, self.model_session,
-                                               self.private)
+                                               self.personal_data)
         return candidates[0].text if candidates else None
 
     def show_live(self, text: str | None, request_id: int = 0) -> Output:

@@ -4,7 +4,7 @@ from datetime import datetime
 
 import pytest
 
-from daemon.converter import Converter, spellings
+from daemon.converter import Converter, PersonalData, spellings
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, ModelState
 from daemon.userdata.learning import LearningHistory
@@ -62,10 +62,18 @@ def test_suppressed_words_disappear_from_every_source(userdata):
     assert "今日" not in [c.text for c in converter(userdata).candidates("きょう")]
 
 
-def test_private_fields_skip_learning(userdata):
+def test_secret_fields_skip_learning(userdata):
     _, learning = userdata
     learning.record("きょう", "強")
-    assert converter(userdata).candidates("きょう", private=True)[0].text != "強"
+    assert converter(userdata).candidates("きょう", personal=PersonalData.NO_HISTORY)[0].text != "強"
+
+
+def test_callers_other_than_the_users_sessions_see_none_of_the_users_words(userdata):
+    user, learning = userdata
+    learning.record("きょう", "強")
+    user.add("きょう", "京", "名詞")
+    found = converter(userdata).candidates("きょう", personal=PersonalData.NONE)
+    assert {c.source for c in found}.isdisjoint({"learning", "user"})
 
 
 def test_model_candidates_come_after_personal_ones_and_before_the_dictionary(userdata, model_path):

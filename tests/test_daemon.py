@@ -193,8 +193,14 @@ async def test_live_conversion_updates_arrive_as_signals(tmp_path):
                 updates.append(decode(bytes(msg.body[0]), Output))
 
         bus.add_message_handler(on_message)
-        await call(bus, "AddMatch", "s", ["type='signal',interface='org.tsuzuri.Tsuzuri1.Session'"],
-                   path="/org/freedesktop/DBus", interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+        # Another program on the bus asks for every session signal: it must see none of the typing.
+        snoop = await connect(address)
+        snooped = []
+        snoop.add_message_handler(lambda msg: snooped.append(msg) if msg.member == "OutputChanged" else None)
+        for listener in (bus, snoop):
+            await call(listener, "AddMatch", "s", ["type='signal',interface='org.tsuzuri.Tsuzuri1.Session'"],
+                       path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
+                       destination="org.freedesktop.DBus")
         session = await Session.create(bus)
         # Typed faster than the daemon answers: all keys are in flight at once, in order.
         outputs = await asyncio.gather(*(session.key(ch) for ch in "kyouhaiitenki"))
@@ -205,4 +211,21 @@ async def test_live_conversion_updates_arrive_as_signals(tmp_path):
             await asyncio.sleep(0.05)
         assert updates[-1].preedit.text == "今日はいい天気"
         assert len(updates) < len("kyouhaiitenki")  # superseded conversions were dropped, not queued
+        await call(snoop, "GetStatus")  # the daemon sends in order: any signal for the snoop is in by now
+        assert snooped == []
+        bus.disconnect()
+        snoop.disconnect()
+
+
+async def test_stateless_convert_reveals_nothing_the_user_learned(bus_address, dictionary_daemon):
+    bus = await connect(bus_address)
+    try:
+        (before,) = await call(bus, "Convert", "ssu", ["かんじ", "", 5])
+        session = await Session.create(bus)
+        for name in [*"kanji", "space", "space", "space", "Return"]:  # choose the third candidate
+            out = await session.key(name)
+        assert out.commit == before[2][0]
+        (after,) = await call(bus, "Convert", "ssu", ["かんじ", "", 5])
+        assert after == before and "learning" not in [source for _, source, _ in after]
+    finally:
         bus.disconnect()

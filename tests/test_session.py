@@ -136,6 +136,32 @@ def test_password_fields_neither_learn_nor_predict(session, learning):
     assert len(learning) == 0
 
 
+def test_text_typed_in_a_password_field_stays_secret_when_the_purpose_changes(session, learning):
+    session.focus_in(InputPurpose.PASSWORD)
+    type_text(session, "himitsu")
+    session.focus_in(InputPurpose.FREE_FORM)  # IBus re-sends FocusIn on a content-type change
+    press(session, "space")
+    assert press(session, "Return").commit
+    assert len(learning) == 0 and session.context == ""
+    type_text(session, "kanji")  # what is typed after that commit is ordinary text again
+    press(session, "space")
+    press(session, "Return")
+    assert learning.ranked("かんじ")
+
+
+def test_password_fields_get_no_live_conversion(tmp_path):
+    converter = Converter(dictionary=system_dictionary())
+    session = InputSession(converter, SessionSettings(live_conversion=True))
+    session.focus_in(InputPurpose.PASSWORD)
+    type_text(session, "kyouha")
+    assert session.live_conversion() is None
+    session.focus_in(InputPurpose.FREE_FORM)
+    assert session.live_conversion() is None  # typed in secret
+    session.reset()
+    type_text(session, "kyouha")
+    assert session.live_conversion() == "今日は"
+
+
 def test_space_on_empty_is_a_fullwidth_space(session):
     assert press(session, "space").commit == FULLWIDTH_SPACE
     out = session.handle_key(keyval_of("space"), SHIFT_MASK)
