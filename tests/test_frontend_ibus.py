@@ -21,6 +21,7 @@ from tests.dbus_fixtures import REPO, private_bus, running_daemon
 
 DRIVER = REPO / "frontends" / "ibus" / "driver.py"
 NO_MODEL = "/nonexistent/model.gguf"  # the daemon then serves dictionary conversions
+SYSTEM_COMPONENTS = "/usr/share/ibus/component"  # IBus's own engines (xkb:us::eng), to switch to
 
 
 def missing_requirement() -> str | None:
@@ -51,7 +52,7 @@ def ibus_env(tmp_path_factory):
     root = tmp_path_factory.mktemp("ibus")
     with private_bus() as address:
         env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_CONFIG_HOME": str(root / "config"),
-               "XDG_CACHE_HOME": str(root / "cache"), "IBUS_COMPONENT_PATH": str(install(root / "component").parent)}
+               "XDG_CACHE_HOME": str(root / "cache"), "IBUS_COMPONENT_PATH": f"{install(root / 'component').parent}:{SYSTEM_COMPONENTS}"}
         env.pop("IBUS_ADDRESS", None)
         log = open(root / "ibus-daemon.log", "w")
         ibus = subprocess.Popen(["ibus-daemon", "--xim=false", "--panel=disable", "--emoji-extension=disable",
@@ -213,3 +214,21 @@ def test_live_conversion_updates_arrive_as_signals(ibus_env, tmp_path):
         events = typed["events"] + ime.run(pump=3.0)["events"]
         assert last(events, "preedit")[1] == "今日はいい天気"  # drawn from OutputChanged, no key asked for it
         assert commits(ime.type("Return")["events"]) == ["今日はいい天気"]
+
+
+def test_moving_focus_commits_the_composition_once_into_the_field_it_left(ibus_env, tmp_path):
+    with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL), driver(ibus_env) as ime:
+        assert last(ime.type(*"toukyou", "space")["events"], "preedit")[1] == "東京"
+        moved = ime.run(other_field=True)["events"]
+        assert [event for event in moved if event[0] == "commit"] == [["commit", "東京", 1]]
+        typed = ime.type(*"kyouto", "space", "Return")["events"]
+        assert [event for event in typed if event[0] == "commit"] == [["commit", "京都", 2]]
+        back = ime.run(other_field=True)["events"]
+        assert [event for event in back if event[0] == "commit"] == []
+
+
+def test_an_unfinished_composition_is_committed_when_the_engine_is_switched(ibus_env, tmp_path):
+    with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL), driver(ibus_env) as ime:
+        ime.type(*"kyouha")
+        switched = ime.run(engine="xkb:us::eng")["events"]
+        assert [event for event in switched if event[0] == "commit"] == [["commit", "きょうは", 1]]

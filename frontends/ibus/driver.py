@@ -12,13 +12,16 @@ from stdin and answers each with one JSON line. No display is needed.
   {"purpose": "password"}             the field's input purpose (IBus.InputPurpose, lower case)
   {"surrounding": "text"}             the text around the cursor, cursor at its end
   {"focus": true | false}             focus in or out
+  {"other_field": true}               focus moves to another input context of the same application (made
+        on first use, with the same engine), and back on the next such command
+  {"engine": "xkb:us::eng"}           switch the focused input context to another engine
   {"pump": seconds}                   wait, collecting events (e.g. live conversion's late updates)
   {"click": index}                    click the candidate at this position of the shown page, as a
         panel does (the driver takes the panel's bus name for this)
   {"daemon_rtt": ["k", ...]}          the same keys sent straight to tsuzuri-daemon in a session
         of the driver's own: {"latency_ms": [...]}, the floor under the IBus path's latency
 
-Every answer also carries "events" since the previous answer: ["commit", text],
+Every answer also carries "events" since the previous answer: ["commit", text, field] (field 1 or 2),
 ["preedit", text, cursor, visible], ["lookup", [candidates], cursor, visible], ["aux", text, visible].
 """
 from __future__ import annotations
@@ -47,12 +50,18 @@ class Driver:
         self.panel: IBus.PanelService | None = None
         self.events: list[list] = []
         self.context = GLib.MainContext.default()
-        self.input_context = bus.create_input_context("tsuzuri-driver")
-        self.input_context.set_capabilities(IBus.Capabilite.PREEDIT_TEXT | IBus.Capabilite.FOCUS
-                                            | IBus.Capabilite.LOOKUP_TABLE | IBus.Capabilite.AUXILIARY_TEXT
-                                            | IBus.Capabilite.SURROUNDING_TEXT)
-        connect = self.input_context.connect
-        connect("commit-text", lambda _ic, text: self.events.append(["commit", text.get_text()]))
+        self.engine_name = ""
+        self.fields = [self._new_input_context(1)]
+        self.input_context = self.fields[0]
+        self.input_context.focus_in()
+
+    def _new_input_context(self, field: int) -> IBus.InputContext:
+        input_context = self.bus.create_input_context(f"tsuzuri-driver-{field}")
+        input_context.set_capabilities(IBus.Capabilite.PREEDIT_TEXT | IBus.Capabilite.FOCUS
+                                       | IBus.Capabilite.LOOKUP_TABLE | IBus.Capabilite.AUXILIARY_TEXT
+                                       | IBus.Capabilite.SURROUNDING_TEXT)
+        connect = input_context.connect
+        connect("commit-text", lambda _ic, text: self.events.append(["commit", text.get_text(), field]))
         connect("update-preedit-text",
                 lambda _ic, text, cursor, visible: self.events.append(["preedit", text.get_text(), cursor, visible]))
         connect("hide-preedit-text", lambda _ic: self.events.append(["preedit", "", 0, False]))
@@ -63,9 +72,20 @@ class Driver:
         connect("update-auxiliary-text",
                 lambda _ic, text, visible: self.events.append(["aux", text.get_text(), visible]))
         connect("hide-auxiliary-text", lambda _ic: self.events.append(["aux", "", False]))
+        return input_context
+
+    def other_field(self) -> None:
+        self.input_context.focus_out()
+        first_visit = len(self.fields) == 1
+        if first_visit:
+            self.fields.append(self._new_input_context(2))
+        self.input_context = self.fields[1] if self.input_context is self.fields[0] else self.fields[0]
         self.input_context.focus_in()
+        if first_visit:
+            self.use_engine(self.engine_name)
 
     def use_engine(self, name: str) -> bool:
+        self.engine_name = name
         deadline = time.monotonic() + ENGINE_START_SECONDS
         while time.monotonic() < deadline:
             self.input_context.set_engine(name)  # ibus-daemon starts the component's process on demand
@@ -115,6 +135,12 @@ class Driver:
             answer = {}
         elif "focus" in command:
             (self.input_context.focus_in if command["focus"] else self.input_context.focus_out)()
+            answer = {}
+        elif "other_field" in command:
+            self.other_field()
+            answer = {}
+        elif "engine" in command:
+            self.input_context.set_engine(command["engine"])
             answer = {}
         elif "pump" in command:
             self.pump(command["pump"])

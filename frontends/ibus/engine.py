@@ -64,11 +64,14 @@ class TsuzuriEngine(IBus.Engine):
         self._send(FocusIn(self._purpose), render=False)
         self._ask_for_surrounding_text()
 
+    # ibus-daemon has already committed the preedit it showed (PreeditFocusMode.COMMIT) into the field
+    # that is losing focus, or losing this engine, and may already route this engine's output to another
+    # field: the daemon is told that the composition ended, and nothing is drawn from its answer.
     def do_focus_out(self) -> None:
-        self._send(FocusOut())  # the daemon commits what the user sees rather than dropping it
+        self._end_composition()
 
     def do_disable(self) -> None:
-        self._send(FocusOut())
+        self._end_composition()
 
     def do_reset(self) -> None:
         self._send(Reset())
@@ -105,6 +108,11 @@ class TsuzuriEngine(IBus.Engine):
     def do_destroy(self) -> None:
         self._daemon.close()
         IBus.Engine.do_destroy(self)
+
+    def _end_composition(self) -> None:
+        self._send(FocusOut(), render=False)
+        self._preedit_shown = False
+        self._window = None
 
     def _ask_for_surrounding_text(self) -> None:
         if self._capabilities & IBus.Capabilite.SURROUNDING_TEXT:
@@ -181,8 +189,10 @@ class TsuzuriEngine(IBus.Engine):
             start = end
         text.set_attributes(attributes)
         self._preedit_shown = bool(preedit.segments)
-        # CLEAR: on focus out the daemon commits the preedit itself (FocusOut), so the client must not.
-        self.update_preedit_text_with_mode(text, preedit.cursor, self._preedit_shown, IBus.PreeditFocusMode.CLEAR)
+        # COMMIT: when the field loses focus or this engine, or the user clicks elsewhere in it, IBus commits
+        # the preedit into that field itself, as ibus-mozc has it. The engine cannot: by the time it hears of
+        # the focus change, IBus may send its commits to the next field.
+        self.update_preedit_text_with_mode(text, preedit.cursor, self._preedit_shown, IBus.PreeditFocusMode.COMMIT)
 
     def _render_candidates(self, window: CandidateWindow | None) -> None:
         self._window = window
