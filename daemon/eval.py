@@ -3,6 +3,7 @@
     tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|constrained|rerank|
                        constrained-rerank|auto|no-model] [--model M]
                        [--json] [--per-item FILE] [--limit K]
+    tsuzuri-eval --suite [DIR] [--n N] [--mode M] [--model M] [--json] [--limit K]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
 (left context, may be empty) and `expected` or `expected_output` (accepted outputs), or Mozc's
@@ -10,6 +11,9 @@ quality-regression results (evaluation.tsv), of which the `Conversion Expected` 
 the one accepted output. Outputs and answers compare after NFKC. Reported: acc@1 and acc@n (an accepted output
 first / among the top n), mincer (mean over items of the lowest character error rate of a top-n candidate
 against an accepted output) and the p50/p95 conversion latency.
+
+--suite scores every set in DIR (default ../shared/eval beside the repository): each *.jsonl in it and Mozc's
+evaluation.tsv at any depth, one table row or JSON line per set, with one converter for them all.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ Converter = Callable[[str, str, int], list[str]]
 _MOZC_EXPECTED = "Conversion Expected"  # rank 0: the top-1 conversion must equal `argument`
 _PROGRESS_STEPS = 10
 DEFAULT_RERANK_WEIGHT = 0.005
+SUITE_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "eval"  # ../shared/eval from the repository
 
 
 class ConverterUnavailable(RuntimeError):
@@ -179,6 +184,13 @@ def _items_from_mozc_tsv(text: str) -> list[EvalItem]:
             if len(values) == len(columns) and values[field["command"]] == _MOZC_EXPECTED]
 
 
+def suite_sets(directory: Path) -> dict[str, Path]:
+    """Set name -> file: every JSON Lines file directly in `directory`, and Mozc's evaluation.tsv at any depth
+    (Mozc's oss.tsv and regression.tsv beside it are test definitions, not results load_items reads)."""
+    paths = sorted(directory.glob("*.jsonl")) + sorted(directory.rglob("evaluation.tsv"))
+    return {path.relative_to(directory).with_suffix("").as_posix(): path for path in paths}
+
+
 def char_error_rate(hypothesis: str, reference: str) -> float:
     """Levenshtein distance over characters, divided by the reference length."""
     previous = list(range(len(hypothesis) + 1))
@@ -226,6 +238,19 @@ def summarise(results: Sequence[ItemResult], n: int, mode: str) -> dict:
     }
 
 
+def evaluate_items(items: Sequence[EvalItem], converter: Converter, n: int, label: str = "") -> list[ItemResult]:
+    """Every item's result, with progress on stderr (prefixed with `label`, the set's name in a suite)."""
+    prefix = f"tsuzuri-eval: {label} " if label else "tsuzuri-eval: "
+    results: list[ItemResult] = []
+    step = max(len(items) // _PROGRESS_STEPS, 1)
+    for index, item in enumerate(items, start=1):
+        results.append(evaluate_item(item, converter, n))
+        if index % step == 0 or index == len(items):
+            correct = sum(r.correct_at_1 for r in results)
+            print(f"{prefix}{index}/{len(items)} items, acc@1 {correct / index:.4f}", file=sys.stderr)
+    return results
+
+
 def _per_item_record(result: ItemResult) -> dict:
     item = result.item
     return {"id": item.id, "input": item.reading, "context": item.context, "expected": list(item.expected),
@@ -235,12 +260,17 @@ def _per_item_record(result: ItemResult) -> dict:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tsuzuri-eval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("items", type=Path, help="JSON / JSON Lines items, or Mozc's evaluation.tsv")
+    parser.add_argument("items", type=Path, nargs="?", help="JSON / JSON Lines items, or Mozc's evaluation.tsv")
+    parser.add_argument("--suite", type=Path, nargs="?", const=SUITE_DIR, metavar="DIR",
+                        help="instead of ITEMS, score every *.jsonl in DIR and Mozc's evaluation.tsv under it "
+                             f"(default DIR: {SUITE_DIR})")
     parser.add_argument("--n", type=int, default=5, help="candidates per item scored for acc@n (default 5)")
     parser.add_argument("--mode", choices=list(CONVERTERS), default="auto", help="converter (default auto)")
-    parser.add_argument("--json", action="store_true", help="end the output with one JSON line of the scores")
+    parser.add_argument("--json", action="store_true",
+                        help="end the output with one JSON line of the scores; with --suite, print only JSON "
+                             "lines: one per set, then a summary")
     parser.add_argument("--per-item", type=Path, metavar="FILE", help="write each item's candidates as JSON Lines")
-    parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items")
+    parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items (of each set)")
     parser.add_argument("--model", help="registered model name or GGUF path (greedy, beam; optional for auto)")
     parser.add_argument("--threads", type=int, default=2, help="model threads (default 2)")
     parser.add_argument("--model-candidates", type=int, default=0,
@@ -251,29 +281,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.n < 1 or (args.limit is not None and args.limit < 0):
-        parser.error("--n must be at least 1 and --limit at least 0")
+def _read_items(parser: argparse.ArgumentParser, path: Path, limit: int | None) -> list[EvalItem]:
     try:
-        items = load_items(args.items)[:args.limit]
+        return load_items(path)[:limit]
     except (OSError, ValueError, KeyError, TypeError) as error:
-        parser.error(f"cannot read items from {args.items}: {error!r}")
-    try:
-        converter = CONVERTERS[args.mode](args)
-    except ConverterUnavailable as error:
-        print(f"tsuzuri-eval: error: {error}", file=sys.stderr)
-        return 2
+        parser.error(f"cannot read items from {path}: {error!r}")
 
-    results: list[ItemResult] = []
-    step = max(len(items) // _PROGRESS_STEPS, 1)
-    for index, item in enumerate(items, start=1):
-        results.append(evaluate_item(item, converter, args.n))
-        if index % step == 0 or index == len(items):
-            correct = sum(r.correct_at_1 for r in results)
-            print(f"tsuzuri-eval: {index}/{len(items)} items, acc@1 {correct / index:.4f}", file=sys.stderr)
 
+def _report_one(results: Sequence[ItemResult], args: argparse.Namespace) -> None:
     if args.per_item:
         with args.per_item.open("w", encoding="utf-8") as out:
             for result in results:
@@ -284,6 +299,54 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"p50 {scores['p50_ms']:.2f} ms  p95 {scores['p95_ms']:.2f} ms")
     if args.json:
         print(json.dumps(scores, ensure_ascii=False))
+
+
+def _report_suite(results_by_set: dict[str, list[ItemResult]], args: argparse.Namespace) -> None:
+    rows = [{"set": name, **summarise(results, args.n, args.mode)} for name, results in results_by_set.items()]
+    accuracies = [row["acc@1"] for row in rows]
+    summary = {"suite": True, "mode": args.mode, "sets": len(rows),
+               "mean_acc@1": round(sum(accuracies) / len(accuracies), 4), "min_acc@1": min(accuracies)}
+    if args.json:
+        for record in [*rows, summary]:
+            print(json.dumps(record, ensure_ascii=False))
+        return
+    width = max(len("set"), *(len(row["set"]) for row in rows))
+    print(f"mode {args.mode}  n {args.n}")
+    print(f"{'set':<{width}}  {'items':>6}  {'acc@1':>6}  {'acc@' + str(args.n):>6}  {'MinCER':>6}  "
+          f"{'p50 ms':>8}  {'p95 ms':>8}")
+    for row in rows:
+        print(f"{row['set']:<{width}}  {row['items']:>6}  {row['acc@1']:>6.4f}  {row['acc@n']:>6.4f}  "
+              f"{row['mincer']:>6.4f}  {row['p50_ms']:>8.2f}  {row['p95_ms']:>8.2f}")
+    print(f"mean acc@1 {summary['mean_acc@1']:.4f}  min acc@1 {summary['min_acc@1']:.4f}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if (args.items is None) == (args.suite is None):
+        parser.error("give either ITEMS or --suite [DIR]")
+    if args.n < 1 or (args.limit is not None and args.limit < 0):
+        parser.error("--n must be at least 1 and --limit at least 0")
+    if args.suite is not None and args.per_item:
+        parser.error("--per-item writes one set's items: give ITEMS, not --suite")
+    if args.suite is not None and not args.suite.is_dir():
+        parser.error(f"suite directory {args.suite} not found")
+    paths = suite_sets(args.suite) if args.suite is not None else {"": args.items}
+    if not paths:
+        parser.error(f"no evaluation sets (*.jsonl, evaluation.tsv) in {args.suite}")
+    # Every set is read before the converter loads, so a broken file fails in a second, not after a model load.
+    items_by_set = {name: _read_items(parser, path, args.limit) for name, path in paths.items()}
+    try:
+        converter = CONVERTERS[args.mode](args)
+    except ConverterUnavailable as error:
+        print(f"tsuzuri-eval: error: {error}", file=sys.stderr)
+        return 2
+
+    results_by_set = {name: evaluate_items(items, converter, args.n, name) for name, items in items_by_set.items()}
+    if args.suite is None:
+        _report_one(results_by_set[""], args)
+    else:
+        _report_suite(results_by_set, args)
     return 0
 
 

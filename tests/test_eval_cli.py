@@ -19,11 +19,36 @@ ITEMS = [
 ]
 
 
+WORDS = [
+    {"id": "w1", "context": "", "input": "キョウ", "expected": ["今日"]},
+    {"id": "w2", "context": "", "input": "ニンショウトハ、", "expected": ["人称とは、"]},
+    {"id": "w3", "context": "", "input": "テンキ", "expected": ["天気"]},  # past --limit 2
+]
+
+
+def write_jsonl(path: Path, items: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items), encoding="utf-8")
+    return path
+
+
 @pytest.fixture
 def items_file(tmp_path) -> Path:
-    path = tmp_path / "items.jsonl"
-    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in ITEMS), encoding="utf-8")
-    return path
+    return write_jsonl(tmp_path / "items.jsonl", ITEMS)
+
+
+@pytest.fixture
+def suite_dir(tmp_path) -> Path:
+    """Two JSON Lines sets, Mozc's evaluation.tsv one level down, and a file that is no set."""
+    suite = tmp_path / "suite"
+    (suite / "mozc").mkdir(parents=True)
+    write_jsonl(suite / "sentences.jsonl", ITEMS)
+    write_jsonl(suite / "words.jsonl", WORDS)
+    (suite / "mozc" / "evaluation.tsv").write_text(
+        "# status\tinput\toutput\tcommand\targument\tversion\n"
+        "OK:\tきょうはいいてんきですね\t今日はいい天気ですね\tConversion Expected\t今日はいい天気ですね\t1\n"
+        "OK:\tこれはうれしいごさんです\tこれは嬉しい誤算です\tConversion Match\t誤算\t1\n", encoding="utf-8")
+    (suite / "README.md").write_text("# not a set\n", encoding="utf-8")
+    return suite
 
 
 def last_json_line(output: str) -> dict:
@@ -90,6 +115,36 @@ def test_mozc_evaluation_tsv(tmp_path, capsys):
     assert main([str(path), "--json"]) == 0
     scores = last_json_line(capsys.readouterr().out)
     assert scores["items"] == 2 and scores["acc@1"] == 0.5
+
+
+def test_suite_json_lines(suite_dir, capsys):
+    assert main(["--suite", str(suite_dir), "--mode", "dictionary", "--json", "--limit", "2"]) == 0
+    *rows, summary = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    assert [(row["set"], row["items"], row["acc@1"]) for row in rows] == [
+        ("sentences", 2, 1.0), ("words", 2, 0.5), ("mozc/evaluation", 1, 1.0)]
+    assert all(set(row) == KEYS | {"set"} and row["mode"] == "dictionary" for row in rows)
+    assert summary == {"suite": True, "mode": "dictionary", "sets": 3, "mean_acc@1": 0.8333, "min_acc@1": 0.5}
+
+
+def test_suite_table(suite_dir, capsys):
+    assert main(["--suite", str(suite_dir), "--mode", "dictionary", "--n", "10"]) == 0
+    header, *rows, footer = capsys.readouterr().out.strip().splitlines()[1:]
+    assert header.split() == ["set", "items", "acc@1", "acc@10", "MinCER", "p50", "ms", "p95", "ms"]
+    assert [row.split()[:3] for row in rows] == [
+        ["sentences", "3", "0.6667"], ["words", "3", "0.6667"], ["mozc/evaluation", "1", "1.0000"]]
+    assert footer == "mean acc@1 0.7778  min acc@1 0.6667"
+
+
+def test_suite_defaults_to_shared_eval_beside_the_repository():
+    assert tsuzuri_eval._parser().parse_args(["--suite"]).suite == REPO.parent / "shared" / "eval"
+
+
+@pytest.mark.parametrize("argv", [[], ["items.jsonl", "--suite"], ["--suite", "no-such-dir"]])
+def test_suite_or_items_misuse_is_a_usage_error(argv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
 
 
 @pytest.mark.parametrize("mode", ["greedy", "beam", "constrained", "rerank", "constrained-rerank"])
