@@ -26,6 +26,55 @@ def private_bus():
         proc.wait(10)
 
 
+# A session bus that D-Bus-activates the services described in one folder of .service files.
+ACTIVATING_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <servicedir>{service_dir}</servicedir>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+@contextmanager
+def activating_bus(root: Path, service_dir: Path):
+    """A private dbus-daemon whose only service folder is `service_dir`; yields its address."""
+    if shutil.which("dbus-daemon") is None:
+        pytest.skip("dbus-daemon is not installed (Debian package dbus)")
+    config = root / "session.conf"
+    config.write_text(ACTIVATING_BUS_CONFIG.format(socket=root / "bus", service_dir=service_dir))
+    with open(root / "dbus-daemon.log", "w") as log:
+        bus_daemon = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address"],
+                                      stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        address = bus_daemon.stdout.readline().strip()
+        assert address, (root / "dbus-daemon.log").read_text()
+        yield address
+    finally:
+        bus_daemon.terminate()
+        bus_daemon.wait(timeout=10)
+        bus_daemon.stdout.close()
+
+
+def write_daemon_activation(service_dir: Path, address: str, home: Path, model: str, delay_s: float = 0) -> Path:
+    """A .service file that starts this checkout's tsuzuri-daemon on `address`, its data under `home`,
+    `delay_s` late (a cold start on a busy machine)."""
+    service_dir.mkdir(parents=True, exist_ok=True)
+    path = service_dir / "org.tsuzuri.Tsuzuri1.service"
+    path.write_text("[D-BUS Service]\nName=org.tsuzuri.Tsuzuri1\n"
+                    f"Exec=/bin/sh -c 'sleep {delay_s}; exec env XDG_DATA_HOME={home / 'data'} "
+                    f"XDG_CONFIG_HOME={home / 'config'} {sys.executable} -m daemon.server --bus {address} "
+                    f"--model {model}'\n")
+    return path
+
+
 def client(address: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "daemon.client", "--bus", address, *args], cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)

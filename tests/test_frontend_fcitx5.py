@@ -10,6 +10,7 @@ g++ and pkg-config, and fcitx5-modules-dev for the in-process route; skips witho
 import asyncio
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import time
@@ -19,7 +20,7 @@ import pytest
 from dbus_fast import Message, MessageFlag, MessageType
 from dbus_fast.aio import MessageBus
 
-from tests.dbus_fixtures import REPO, private_bus, running_daemon
+from tests.dbus_fixtures import REPO, activating_bus, private_bus, running_daemon, write_daemon_activation
 
 ADDON_SOURCE = REPO / "frontends" / "fcitx5"
 NO_MODEL = "/nonexistent/model.gguf"  # the daemon then serves dictionary conversions
@@ -80,15 +81,22 @@ def addon_build(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def fcitx_bus(addon_build, tmp_path_factory):
-    """A private session bus with fcitx5 and the addon on it; yields the bus address."""
-    root = tmp_path_factory.mktemp("fcitx5")
+def fcitx_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("fcitx5")
+
+
+@pytest.fixture(scope="module")
+def fcitx_bus(addon_build, fcitx_root):
+    """A private session bus with fcitx5 and the addon on it; yields the bus address. The bus activates
+    what fcitx_root/services describes: nothing, unless a test puts the daemon's .service file there."""
+    root = fcitx_root
     for kind, conf in (("addon", "tsuzuri-addon.conf"), ("inputmethod", "tsuzuri.conf")):
         (root / "data" / "fcitx5" / kind).mkdir(parents=True)
         shutil.copy(ADDON_SOURCE / "data" / conf, root / "data" / "fcitx5" / kind / "tsuzuri.conf")
     (root / "config" / "fcitx5").mkdir(parents=True)
     (root / "config" / "fcitx5" / "profile").write_text(PROFILE)
-    with private_bus() as address:
+    (root / "services").mkdir()
+    with activating_bus(root, root / "services") as address:
         env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_DATA_HOME": str(root / "data"),
                "XDG_CONFIG_HOME": str(root / "config"), "XDG_RUNTIME_DIR": str(root),
                "FCITX_ADDON_DIRS": f"{addon_build}:{fcitx_addon_dir()}"}
@@ -190,10 +198,11 @@ class Application:
 
 
 async def call(bus: MessageBus, path: str, interface: str, member: str, signature: str = "", body: list | None = None,
-               destination: str = FCITX) -> Message:
-    # NO_AUTOSTART: Debian's org.fcitx.Fcitx5.service would otherwise start a full second fcitx5.
+               destination: str = FCITX, autostart: bool = False) -> Message:
+    # NO_AUTOSTART unless asked: a bus that activates services must not start a second fcitx5.
     reply = await bus.call(Message(destination=destination, path=path, interface=interface, member=member,
-                                   signature=signature, body=body or [], flags=MessageFlag.NO_AUTOSTART))
+                                   signature=signature, body=body or [],
+                                   flags=MessageFlag.NONE if autostart else MessageFlag.NO_AUTOSTART))
     assert reply.message_type == MessageType.METHOD_RETURN, (member, reply.body)
     return reply
 
@@ -316,3 +325,77 @@ async def daemon_round_trips(address: str, keys: list[str]) -> list[float]:
         return timings
     finally:
         bus.disconnect()
+
+
+async def test_moving_focus_commits_the_composition_exactly_once(fcitx_bus, app, tmp_path):
+    with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
+        await app.type(*"toukyou", "space")
+        assert await app.until(lambda: app.last("preedit")[1] == "東京")
+        await app.call("FocusOut")  # fcitx commits the preedit the application shows; the addon must not
+        await app.settle()
+        assert app.commits() == ["東京"]
+        await app.call("FocusIn")
+        await app.type(*"kyouto", "space", "Return")
+        assert await app.until(lambda: app.commits() == ["東京", "京都"])
+
+
+async def test_switching_to_another_input_method_commits_the_composition(fcitx_bus, app, tmp_path):
+    with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
+        await app.type(*"kyouha")
+        await call(app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetCurrentIM", "s", ["keyboard-us"])
+        await app.settle()
+        assert app.commits() == ["きょうは"]
+
+
+async def test_no_key_is_lost_while_the_bus_restarts_a_killed_daemon(fcitx_bus, fcitx_root, app, tmp_path):
+    from ime_protocol.dbus_names import BUS_NAME, ROOT_INTERFACE, ROOT_PATH
+    bus = app.bus
+    # Started later than a key may wait for its answer: the key must wait for the new daemon, not vanish.
+    service = write_daemon_activation(fcitx_root / "services", fcitx_bus, tmp_path, NO_MODEL, delay_s=0.6)
+    daemons: list[int] = []
+
+    async def activate_and_find_daemon() -> int:
+        await call(bus, ROOT_PATH, ROOT_INTERFACE, "GetStatus", destination=BUS_NAME, autostart=True)
+        reply = await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                           "s", [BUS_NAME], destination="org.freedesktop.DBus")
+        daemons.append(reply.body[0])
+        return reply.body[0]
+
+    try:
+        await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig",
+                   destination="org.freedesktop.DBus")
+        first = await activate_and_find_daemon()
+        assert await app.type(*"kyouha") == [True] * 6
+        os.kill(first, signal.SIGKILL)
+        while (await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", [BUS_NAME],
+                          destination="org.freedesktop.DBus")).body[0]:
+            await asyncio.sleep(0.02)
+        # The next key finds the session gone, activates a new daemon and replays the composition into it.
+        assert await app.type(*"iitenki") == [True] * 7
+        assert app.last("preedit")[1] == "きょうはいいてんき"
+        await app.type("space")
+        assert await app.until(lambda: app.last("preedit")[1] == "今日はいい天気")
+        await app.type("Return")
+        assert app.commits() == ["今日はいい天気"]
+        await activate_and_find_daemon()
+    finally:
+        service.unlink()
+        await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig",
+                   destination="org.freedesktop.DBus")
+        for pid in daemons:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+async def test_a_composition_left_behind_by_a_dead_daemon_stays_in_its_field(fcitx_bus, app, tmp_path):
+    with running_daemon(fcitx_bus, tmp_path, NO_MODEL) as first:
+        await app.type(*"kyou")
+        first.kill()
+        first.wait(10)
+    await app.call("FocusOut")
+    await app.call("FocusIn")  # the next field
+    with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
+        assert await app.type("a") == [True]
+        assert app.last("preedit")[1] == "あ"

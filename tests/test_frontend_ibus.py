@@ -232,3 +232,16 @@ def test_an_unfinished_composition_is_committed_when_the_engine_is_switched(ibus
         ime.type(*"kyouha")
         switched = ime.run(engine="xkb:us::eng")["events"]
         assert [event for event in switched if event[0] == "commit"] == [["commit", "きょうは", 1]]
+
+
+def test_a_composition_left_behind_by_a_dead_daemon_stays_in_its_field(ibus_env, tmp_path):
+    address = ibus_env["DBUS_SESSION_BUS_ADDRESS"]
+    with driver(ibus_env) as ime:
+        with running_daemon(address, tmp_path, NO_MODEL) as first:
+            ime.type(*"kyou")
+            first.kill()
+            first.wait(10)
+        moved = ime.run(other_field=True)["events"]
+        assert [event for event in moved if event[0] == "commit"] == [["commit", "きょう", 1]]  # IBus kept it
+        with running_daemon(address, tmp_path, NO_MODEL):
+            assert last(ime.type("a")["events"], "preedit")[1] == "あ"

@@ -16,6 +16,7 @@ from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
 from daemon import install, sd_notify
+from tests.dbus_fixtures import activating_bus
 
 REPO = Path(__file__).resolve().parent.parent
 BUS_NAME = "org.tsuzuri.Tsuzuri1"
@@ -46,21 +47,6 @@ async def main():
         pass  # the test's bus went away
 
 asyncio.run(main())
-"""
-
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={socket}</listen>
-  <auth>EXTERNAL</auth>
-  <servicedir>{service_dir}</servicedir>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
 """
 
 
@@ -262,21 +248,8 @@ def test_systemd_analyze_verify_does_catch_a_missing_daemon(xdg):
 @pytest.fixture
 def private_session_bus(xdg):
     """A dbus-daemon whose only service directory is the one the installer writes to."""
-    if shutil.which("dbus-daemon") is None:
-        pytest.skip("dbus-daemon not installed (Debian package: dbus-daemon)")
-    config = xdg / "session.conf"
-    config.write_text(BUS_CONFIG.format(socket=xdg / "bus", service_dir=activation_path(xdg).parent))
-    with open(xdg / "dbus-daemon.log", "w") as log:
-        bus_daemon = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address"],
-                                      stdout=subprocess.PIPE, stderr=log, text=True)
-    try:
-        address = bus_daemon.stdout.readline().strip()
-        assert address, (xdg / "dbus-daemon.log").read_text()
+    with activating_bus(xdg, activation_path(xdg).parent) as address:
         yield address
-    finally:
-        bus_daemon.terminate()
-        bus_daemon.wait(timeout=10)
-        bus_daemon.stdout.close()
 
 
 async def call_bus(bus: MessageBus, member: str, signature: str = "", body: list | None = None) -> list:

@@ -18,8 +18,8 @@ from typing import Callable
 
 from gi.repository import Gio, GLib
 
-from ime_protocol import FocusIn, FrontendMessage, KeyEvent, Output, ProtocolError, SetInputMode, SurroundingText, \
-    decode, encode
+from ime_protocol import FocusIn, FocusOut, FrontendMessage, KeyEvent, Output, ProtocolError, Reset, SetInputMode, \
+    SurroundingText, decode, encode
 from ime_protocol.dbus_names import BUS_NAME, ERROR_UNKNOWN_SESSION, ROOT_INTERFACE, ROOT_PATH, SESSION_INTERFACE
 
 # First contact may start the daemon by D-Bus activation; it takes its bus name before loading anything.
@@ -32,6 +32,7 @@ SESSION_LOST_ERRORS = frozenset({ERROR_UNKNOWN_SESSION, "org.freedesktop.DBus.Er
                                  "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.NoReply"})
 # Messages whose latest value describes the field rather than an edit: a new session gets them first.
 FIELD_STATE_MESSAGES = (FocusIn, SurroundingText, SetInputMode)
+COMPOSITION_ENDING_MESSAGES = (FocusOut, Reset)
 MAX_REPLAYED_KEYS = 500
 
 
@@ -96,6 +97,9 @@ class DaemonSession:
         if isinstance(message, FIELD_STATE_MESSAGES):
             # Kept even if this call fails: a password field must stay secret in whatever session comes next.
             self._field_state[type(message)] = message
+        if isinstance(message, COMPOSITION_ENDING_MESSAGES):
+            # The composition ends here, answered or not: a restarted daemon must not bring it back elsewhere.
+            self._composition_keys.clear()
         if self._path is None:
             self._open()
         try:

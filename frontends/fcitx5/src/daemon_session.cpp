@@ -1,5 +1,6 @@
 #include "daemon_session.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fcitx-utils/dbus/matchrule.h>
@@ -43,7 +44,7 @@ DaemonSession::DaemonSession(fcitx::dbus::Bus &bus, std::function<void(const Out
 
 DaemonSession::~DaemonSession() {
     if (path_.empty()) return;
-    auto close = bus_.createMethodCall(BUS_NAME, path_.c_str(), SESSION_INTERFACE, "Close");
+    auto close = bus_.createMethodCall(daemon_.c_str(), path_.c_str(), SESSION_INTERFACE, "Close");
     close.send();  // no need to wait: the daemon also reaps sessions whose client is gone
 }
 
@@ -51,6 +52,10 @@ SendResult DaemonSession::send(const Request &request, uint64_t timeoutUsec, Out
     if (request.kind == RequestKind::FocusIn || request.kind == RequestKind::SurroundingText) {
         // Kept even if this call fails: a password field must stay secret in whatever session comes next.
         fieldState_[request.kind] = request;
+    }
+    if (request.kind == RequestKind::FocusOut || request.kind == RequestKind::Reset) {
+        // The composition ends here, answered or not: a restarted daemon must not bring it back elsewhere.
+        compositionKeys_.clear();
     }
     if (path_.empty() && !open()) return SendResult::Unavailable;
     bool sessionLost = false;
@@ -71,19 +76,26 @@ bool DaemonSession::open() {
         return false;
     }
     path_ = path.path();
-    outputChangedSlot_ = bus_.addMatch(fcitx::dbus::MatchRule(BUS_NAME, path_, SESSION_INTERFACE, "OutputChanged"),
+    // The session lives in this daemon process: later calls go to its unique name, which is never
+    // activated, so a dead daemon answers at once (ServiceUnknown) instead of holding keys while a new
+    // one starts, and the keys are replayed into a new session.
+    daemon_ = reply.sender();
+    outputChangedSlot_ = bus_.addMatch(fcitx::dbus::MatchRule(daemon_, path_, SESSION_INTERFACE, "OutputChanged"),
                                        [this](fcitx::dbus::Message &message) {
                                            if (auto output = outputOf(message)) onLateOutput_(*output);
                                            return true;
                                        });
     std::vector<Request> replay;
     for (const auto &[kind, request] : fieldState_) replay.push_back(request);
-    replay.insert(replay.end(), compositionKeys_.begin(), compositionKeys_.end());
+    const auto keys = std::move(compositionKeys_);
+    compositionKeys_.clear();  // the replayed keys are tracked again as they are sent
+    replay.insert(replay.end(), keys.begin(), keys.end());
     for (const auto &request : replay) {
         Output ignored;
         bool sessionLost = false;
         if (call(request, CONNECT_TIMEOUT_USEC, ignored, sessionLost) != SendResult::Answered && sessionLost) {
             forgetSession();
+            compositionKeys_ = keys;  // for the next try
             return false;
         }
     }
@@ -92,13 +104,18 @@ bool DaemonSession::open() {
 
 void DaemonSession::forgetSession() {
     path_.clear();
+    daemon_.clear();
     outputChangedSlot_.reset();
     lateRequests_.clear();  // their answers died with the session
 }
 
 SendResult DaemonSession::call(const Request &request, uint64_t timeoutUsec, Output &output, bool &sessionLost) {
-    auto message = bus_.createMethodCall(BUS_NAME, path_.c_str(), SESSION_INTERFACE, "Send");
+    auto message = bus_.createMethodCall(daemon_.c_str(), path_.c_str(), SESSION_INTERFACE, "Send");
     message << request.bytes;
+    // A key counts as part of the composition from the moment it is sent: one whose answer does not come
+    // in time is then replayed with the rest if the session turns out to be gone.
+    bool tracked = request.kind == RequestKind::Key && !secretField() && compositionKeys_.size() < MAX_REPLAYED_KEYS;
+    if (tracked) compositionKeys_.push_back(request);
     auto reply = message.call(timeoutUsec);
     if (reply.isError()) {
         auto error = reply.errorName();
@@ -107,7 +124,10 @@ SendResult DaemonSession::call(const Request &request, uint64_t timeoutUsec, Out
             if (request.requestId != 0) lateRequests_.emplace(request.requestId, request);
             return SendResult::TimedOut;
         }
-        FCITX_WARN() << "tsuzuri: daemon refused a message: " << error << " " << reply.errorMessage();
+        if (tracked) forgetKey(request.requestId);  // never reached a session: the caller resends or drops it
+        if (!sessionLost) {
+            FCITX_WARN() << "tsuzuri: daemon refused a message: " << error << " " << reply.errorMessage();
+        }
         return SendResult::Unavailable;
     }
     auto decoded = outputOf(reply);
@@ -134,14 +154,23 @@ bool DaemonSession::takeLateReply(fcitx::dbus::Message &reply) {
     return true;
 }
 
-void DaemonSession::trackComposition(const Request &request, const Output &output) {
+bool DaemonSession::secretField() const {
     auto focus = fieldState_.find(RequestKind::FocusIn);
+    return focus != fieldState_.end() && focus->second.secretField;
+}
+
+void DaemonSession::forgetKey(uint64_t requestId) {
+    auto key = std::find_if(compositionKeys_.begin(), compositionKeys_.end(),
+                            [requestId](const Request &sent) { return sent.requestId == requestId; });
+    if (key != compositionKeys_.end()) compositionKeys_.erase(key);
+}
+
+void DaemonSession::trackComposition(const Request &request, const Output &output) {
     // Keep no copy of what is typed into a password field.
-    bool secret = focus != fieldState_.end() && focus->second.secretField;
-    if ((output.preedit.segments.empty() && !output.candidates) || secret) {
+    if ((output.preedit.segments.empty() && !output.candidates) || secretField()) {
         compositionKeys_.clear();
-    } else if (request.kind == RequestKind::Key && output.consumed && compositionKeys_.size() < MAX_REPLAYED_KEYS) {
-        compositionKeys_.push_back(request);
+    } else if (request.kind == RequestKind::Key && !output.consumed) {
+        forgetKey(request.requestId);  // the application had it: not part of the composition
     }
 }
 

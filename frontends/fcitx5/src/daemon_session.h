@@ -1,8 +1,9 @@
 // One tsuzuri-daemon input session, reached over the session bus (frontends/ibus/daemon_session.py
 // is its IBus twin). `send` waits for the daemon's answer up to a timeout, because fcitx must know
-// whether a key is taken before keyEvent returns. When the daemon restarts, its sessions are gone:
-// the next call creates a new session and replays into it the field's state and the keys of the
-// composition in progress, so the user's unfinished typing survives.
+// whether a key is taken before keyEvent returns. Calls go to the unique name of the daemon process
+// that holds the session. When that process is gone, the next call fails at once, creates a new
+// session (which D-Bus-activates a daemon if one is installed) and replays into it the field's state
+// and every key of the composition in progress, answered or not, so the user's unfinished typing survives.
 //
 // An answer that comes after the timeout (a first conversion that loads the dictionary) is not
 // lost: the bus hands the reply its call no longer waits for to every filter, and the session whose
@@ -40,14 +41,17 @@ private:
     void forgetSession();
     SendResult call(const Request &request, uint64_t timeoutUsec, Output &output, bool &sessionLost);
     void trackComposition(const Request &request, const Output &output);
+    void forgetKey(uint64_t requestId);
+    bool secretField() const;
     bool takeLateReply(fcitx::dbus::Message &reply);
 
     fcitx::dbus::Bus &bus_;
     std::function<void(const Output &)> onLateOutput_;
     std::string path_;  // empty: no session
+    std::string daemon_;  // the unique bus name of the daemon process that holds the session
     std::unique_ptr<fcitx::dbus::Slot> outputChangedSlot_;
     std::map<RequestKind, Request> fieldState_;  // the latest FocusIn and SurroundingText
-    std::vector<Request> compositionKeys_;  // keys since the preedit was last empty
+    std::vector<Request> compositionKeys_;  // keys sent since the preedit was last empty, answered or not
     std::map<uint64_t, Request> lateRequests_;  // by request id: timed out, answer still to come
     std::unique_ptr<fcitx::dbus::Slot> lateReplySlot_;
 };

@@ -152,6 +152,17 @@ void InputContextState::sendSurroundingText() {
                   MESSAGE_TIMEOUT_USEC, ignored);
 }
 
+void InputContextState::endComposition(bool focusOut) {
+    // On focus out fcitx (or a client with ClientUnfocusCommit) has already committed the client preedit
+    // into the field; committing the daemon's answer too would type it twice. Otherwise (a switch to
+    // another input method, or a preedit only the panel showed) the daemon's answer is the only commit.
+    bool committedByFcitx = focusOut && clientPreeditShown_;
+    Output output;
+    if (session_.send(tsuzuri::focusOut(), MESSAGE_TIMEOUT_USEC, output) != SendResult::Answered) return;
+    if (committedByFcitx) output.commit.clear();
+    render(output);
+}
+
 void InputContextState::send(const Request &request) {
     Output output;
     if (session_.send(request, MESSAGE_TIMEOUT_USEC, output) == SendResult::Answered) render(output);
@@ -183,7 +194,7 @@ void InputContextState::render(const Output &output) {
 
 void InputContextState::renderNothing() {
     bool wasShown = preeditShown_;
-    preeditShown_ = false;
+    preeditShown_ = clientPreeditShown_ = false;
     if (!wasShown && inputContext_->inputPanel().empty()) return;
     inputContext_->inputPanel().reset();
     inputContext_->updatePreedit();
@@ -194,11 +205,12 @@ void InputContextState::renderPreedit(const Preedit &preedit) {
     fcitx::Text text;
     for (const auto &segment : preedit.segments) text.append(segment.text, formatOf(segment.style));
     preeditShown_ = !preedit.segments.empty();
+    clientPreeditShown_ = preeditShown_ && inputContext_->capabilityFlags().test(fcitx::CapabilityFlag::Preedit);
     if (!preeditShown_) return;
     const auto whole = text.toString();
     text.setCursor(fcitx::utf8::ncharByteLength(whole.begin(), std::min<size_t>(preedit.cursor, fcitx::utf8::length(whole))));
     auto &panel = inputContext_->inputPanel();
-    if (inputContext_->capabilityFlags().test(fcitx::CapabilityFlag::Preedit)) {
+    if (clientPreeditShown_) {
         panel.setClientPreedit(text);
     } else {
         panel.setPreedit(text);
@@ -239,8 +251,7 @@ void TsuzuriEngine::activate(const fcitx::InputMethodEntry &, fcitx::InputContex
 }
 
 void TsuzuriEngine::deactivate(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {
-    // The daemon commits what the user sees rather than dropping it.
-    stateOf(event.inputContext())->send(focusOut());
+    stateOf(event.inputContext())->endComposition(event.type() == fcitx::EventType::InputContextFocusOut);
 }
 
 void TsuzuriEngine::reset(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {

@@ -40,6 +40,8 @@ public:
     void focusIn();
     void sendSurroundingText();
     void send(const Request &request);
+    // The field lost focus (`focusOut`) or this input method: the daemon ends the composition.
+    void endComposition(bool focusOut);
 
 private:
     bool sendKeyRequest(const fcitx::Key &key);
@@ -55,6 +57,7 @@ private:
     DaemonSession session_;
     uint64_t lastRequestId_ = 0;
     bool preeditShown_ = false;
+    bool clientPreeditShown_ = false;  // drawn in the application, which fcitx commits on focus out
 };
 
 class TsuzuriEngine final : public fcitx::InputMethodEngineV2 {
