@@ -17,6 +17,7 @@ import sys
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
 
+from daemon.bus import connect_bus
 from daemon.keys import keyval_of
 from ime_protocol import KeyEvent, Output, decode, encode
 from ime_protocol.dbus_names import BUS_NAME, ROOT_PATH, SESSION_INTERFACE
@@ -29,8 +30,7 @@ class ClientError(RuntimeError):
 
 
 async def connect(address: str | None) -> MessageBus:
-    bus = MessageBus(bus_address=address) if address else MessageBus(bus_type=BusType.SESSION)
-    return await bus.connect()
+    return await connect_bus(address)
 
 
 async def call(bus: MessageBus, member: str, signature: str = "", body: list | None = None,

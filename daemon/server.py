@@ -34,6 +34,7 @@ from dbus_fast import BusType, Message, MessageType, NameFlag, RequestNameReply,
 from dbus_fast.aio import MessageBus
 
 from daemon import sd_notify
+from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
 from daemon.converter import Converter, PersonalData
 from daemon.dictionary import system_dictionary
@@ -53,6 +54,7 @@ MAX_SESSIONS = 512
 MAX_SESSIONS_PER_CLIENT = 64
 MAX_CONVERT_READING = 1000
 MAX_CONVERT_N = 100
+MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never echoes a huge path back
 LEARNING_SAVE_SECONDS = 30.0
 
 log = logging.getLogger("tsuzuri")
@@ -133,7 +135,7 @@ class TsuzuriService:
             return None
         if handler is None:
             return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod",
-                                     f"no method {msg.member} on {msg.path}")
+                                     f"no method {msg.member[:MAX_ECHOED_PATH]} on {msg.path[:MAX_ECHOED_PATH]}")
         task = self._loop.create_task(self._reply(msg, handler))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -221,7 +223,8 @@ class TsuzuriService:
     def _entry(self, msg: Message) -> SessionEntry:
         entry = self.sessions.get(msg.path)
         if entry is None:
-            raise CallError(ERROR_UNKNOWN_SESSION, f"no session {msg.path} (closed, or its client went away)")
+            raise CallError(ERROR_UNKNOWN_SESSION, f"no session {msg.path[:MAX_ECHOED_PATH]} (closed, or its client "
+                                                   "went away)")
         if entry.owner != msg.sender:
             raise CallError("org.freedesktop.DBus.Error.AccessDenied", "this session belongs to another client")
         return entry
@@ -278,6 +281,11 @@ class TsuzuriService:
 
     def status_changed(self, status: EngineStatus) -> None:
         """Called from the model-loading thread."""
+        if status.state is ModelState.READY:
+            log.info("model %s ready", status.model)
+        elif status.state is ModelState.FAILED:
+            log.warning("model %s failed to load: %s (dictionary conversion goes on)", status.model, status.reason)
+
         def emit() -> None:
             self.bus.send(Message.new_signal(ROOT_PATH, BUS_NAME, "StatusChanged", "sss",
                                              [status.state.value, status.model, status.reason[:250]]))
@@ -311,6 +319,20 @@ def apply_message(session: InputSession, message):
 
 def warm_up(converter: Converter) -> None:
     converter.candidates("じゅんび")  # opens the dictionary and builds the rewriters' indexes
+    for store in (converter.learning, converter.user_dictionary):
+        if store is not None and not store.load_report.clean:
+            log.warning("user data: %s", store.load_report.summary())
+
+
+def save_userdata(converter: Converter) -> bool:
+    """Whether the user's data was saved; a failure is logged, and the next save tries again (learning
+    is journaled meanwhile, so nothing committed is lost)."""
+    try:
+        converter.save_userdata()
+        return True
+    except OSError as error:
+        log.error("cannot save user data: %s", error)
+        return False
 
 
 def settings_from_config(config: Config) -> SessionSettings:
@@ -324,7 +346,7 @@ async def serve(args: argparse.Namespace) -> int:
     for problem in config.reload():
         log.warning("config: %s", problem)
     cfg = config.config
-    bus = await (MessageBus(bus_address=args.bus) if args.bus else MessageBus(bus_type=BusType.SESSION)).connect()
+    bus = await connect_bus(args.bus)
     engine = Engine(n_threads=cfg.threads, beam_capacity=max(cfg.candidates.beam_width, 1))
     user_dictionary, learning = UserDictionary(), LearningHistory()
     converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
@@ -360,7 +382,7 @@ async def serve(args: argparse.Namespace) -> int:
         while True:
             await asyncio.sleep(tick)
             sd_notify.watchdog_ping()
-            await loop.run_in_executor(None, converter.save_userdata)
+            await loop.run_in_executor(None, save_userdata, converter)
 
     keeper = loop.create_task(housekeeping())
     disconnected = loop.create_task(bus.wait_for_disconnect())
@@ -368,10 +390,14 @@ async def serve(args: argparse.Namespace) -> int:
     sd_notify.stopping()
     keeper.cancel()
     service.shutdown()
-    converter.save_userdata()
+    save_userdata(converter)
     engine.close()
-    if not disconnected.done():
-        bus.disconnect()
+    if disconnected.done():
+        # Not asked to stop: a failure, so that systemd (Restart=on-failure) brings the daemon back.
+        log.error("lost the bus connection: %s", disconnected.exception() or "closed")
+        return 1
+    bus.disconnect()
+    log.info("stopped")
     return 0
 
 
@@ -382,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=None, help="configuration file (default: XDG config dir)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="tsuzuri-daemon: %(levelname)s %(message)s")
     try:
         return asyncio.run(serve(args))

@@ -231,9 +231,9 @@ def test_corrupt_file_keeps_good_lines_and_reports_the_rest(history_path, clock)
     ]
 
 
-# The writer records one new choice per iteration and saves, forever, until killed. Each
-# version of the file is therefore predictable: the header, BASE_SIZE base lines, then
-# one line per saved version.
+# The writer records one new choice per iteration, says so, and saves, forever, until killed. Each
+# version of the file is therefore predictable: the header, BASE_SIZE base lines, then one line
+# per saved version; every choice it said it recorded must survive (the journal keeps the rest).
 _WRITER = """
 import sys
 from pathlib import Path
@@ -247,6 +247,7 @@ version = 0
 while True:
     version += 1
     history.record(f"はん{{version}}", "版")
+    print(version, flush=True)
     history.save()
 """
 BASE_SIZE = 2000
@@ -260,11 +261,11 @@ def expected_file(versions: int) -> bytes:
 
 
 @pytest.mark.slow
-def test_killed_writer_leaves_an_old_or_new_file_never_a_torn_one(tmp_path):
+def test_killed_writer_leaves_an_old_or_new_file_never_a_torn_one_and_loses_no_choice(tmp_path):
     rng = random.Random(20261129)
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     saw_a_save = False
-    for round_number in range(12):
+    for round_number in range(20):
         path = tmp_path / f"round{round_number}" / FILE_NAME
         writer = subprocess.Popen(
             [sys.executable, "-c", _WRITER.format(base_size=BASE_SIZE), str(path)],
@@ -274,17 +275,57 @@ def test_killed_writer_leaves_an_old_or_new_file_never_a_torn_one(tmp_path):
         time.sleep(rng.uniform(0.0, 0.3))
         writer.send_signal(signal.SIGKILL)
         writer.wait()
+        recorded = [int(line) for line in writer.stdout.read().split()]
         writer.stdout.close()
 
+        history = LearningHistory(path, clock=lambda: 1e9)
+        if recorded:
+            assert history.ranked(f"はん{recorded[-1]}") == ["版"], f"round {round_number}: a choice was lost"
         if not path.exists():  # killed before the first save completed: the "old" file is none
             continue
         data = path.read_bytes()
         versions = data.count("はん".encode())
         assert data == expected_file(versions), f"round {round_number}: torn file"
         saw_a_save = True
-
-        history = LearningHistory(path, clock=lambda: 1e9)
-        assert len(history) == BASE_SIZE + versions
+        assert len(history) >= BASE_SIZE + versions
         assert history.load_report.skipped == []
         assert not list(path.parent.glob(".*.tmp"))  # a killed save's temp file is cleaned up
     assert saw_a_save
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_left_alone(tmp_path):
+    path = tmp_path / FILE_NAME
+    path.mkdir()  # a directory where the file should be
+    history = LearningHistory(path, clock=lambda: 1e9)
+    history.record("きょう", "今日")  # learning goes on in memory
+    assert history.ranked("きょう") == ["今日"]
+    assert "cannot be read" in str(history.load_report) and "IsADirectoryError" in str(history.load_report)
+    assert history.save() is False
+    assert path.is_dir() and list(path.iterdir()) == []
+
+
+def test_damaged_lines_are_copied_aside_before_a_save_drops_them(tmp_path):
+    path = tmp_path / FILE_NAME
+    original = "きょう\t今日\t1\t1000000000\nthis line is garbage\n".encode()
+    path.write_bytes(original)
+    history = LearningHistory(path, clock=lambda: 1e9)
+    history.record("かんじ", "漢字")
+    assert history.save()
+    damaged = tmp_path / f"{FILE_NAME}.damaged"
+    assert damaged.read_bytes() == original and damaged.stat().st_mode & 0o777 == 0o600
+    assert "garbage" not in path.read_text(encoding="utf-8")
+    history.record("かんじ", "感じ")
+    history.save()
+    assert damaged.read_bytes() == original  # copied once, not overwritten by a later save
+
+
+def test_the_journal_is_private_and_folded_into_the_file_by_a_save(tmp_path):
+    path = tmp_path / FILE_NAME
+    history = LearningHistory(path, clock=lambda: 1e9)
+    history.record("きょう", "今日")
+    journal = tmp_path / f"{FILE_NAME}.journal"
+    assert journal.stat().st_mode & 0o777 == 0o600
+    assert LearningHistory(path, clock=lambda: 1e9).ranked("きょう") == ["今日"]  # replayed, as after a kill
+    history.save()
+    assert not journal.exists()
+    assert LearningHistory(path, clock=lambda: 1e9).ranked("きょう") == ["今日"]

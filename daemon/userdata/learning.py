@@ -107,6 +107,7 @@ class LearningHistory(LineFileStore[LearnedChoice]):
         self._put(choice)
         self._evict_beyond_cap(protected=choice)
         self._mark_changed()
+        self._journal(format_choice_line(choice))  # a choice the user made survives a killed daemon
 
     def ranked(self, reading: str) -> list[str]:
         """Surfaces chosen for `reading`, most valuable (frequent and recent) first."""

@@ -1,7 +1,9 @@
 """Where user data lives, how it is written safely, and how damaged files are read.
 
 Shared by the user dictionary and the learning history. Files are line-based text so that
-one bad line costs that line only: readers skip it, report it, and keep the rest.
+one bad line costs that line only: readers skip it, report it, and keep the rest. A file that
+cannot be read at all (permissions, a directory in its place) is reported and never written over;
+before a save drops lines that could not be read, the file is copied aside.
 """
 
 import codecs
@@ -16,6 +18,8 @@ from typing import Generic, TypeVar
 
 APP_DIRECTORY = "tsuzuri"
 _TEMP_SUFFIX = ".tmp"
+_JOURNAL_SUFFIX = ".journal"
+_DAMAGED_SUFFIX = ".damaged"
 _REPLACEMENT_CHARACTER = "\ufffd"  # what decoding puts where bytes were invalid
 
 _FIELD_BREAKER = re.compile("[\t\n\r]")  # would split the field or the line
@@ -52,8 +56,24 @@ class LoadReport:
     path: Path | None
     loaded: int = 0
     skipped: list[SkippedLine] = field(default_factory=list)
+    unreadable: str = ""  # why the file could not be read at all; it is then left alone
+
+    @property
+    def clean(self) -> bool:
+        return not self.skipped and not self.unreadable
+
+    def summary(self) -> str:
+        """What went wrong, without the lines' text: that is what the user typed, and logs keep it."""
+        if self.unreadable:
+            return str(self)
+        reasons = sorted({skipped.reason for skipped in self.skipped})
+        lines = ", ".join(str(skipped.line_number) for skipped in self.skipped[:20])
+        return (f"{self.path}: skipped {len(self.skipped)} damaged lines ({lines}{', …' if len(self.skipped) > 20 else ''}:"
+                f" {'; '.join(reasons)}); the file is copied to {self.path.name}{_DAMAGED_SUFFIX} before they are dropped")
 
     def __str__(self) -> str:
+        if self.unreadable:
+            return f"{self.path}: cannot be read ({self.unreadable}); it is left as it is and not written"
         summary = f"{self.path}: loaded {self.loaded} entries, skipped {len(self.skipped)} lines"
         return "\n  ".join([summary, *map(str, self.skipped)])
 
@@ -148,6 +168,11 @@ class LineFileStore(Generic[Entry]):
     Subclasses say how one line parses (`_parse_line`), what to do with the parsed entries
     (`_absorb`) and which lines to write (`_lines_to_save`), and call `_ensure_loaded`
     before using their data and `_mark_changed` after changing it.
+
+    A subclass may also append lines to a journal beside the file (`_journal`): each is written
+    before the call returns, so a killed process loses none of them; loading replays the journal
+    after the file (in the file's own line format: the later line wins), and a save, which writes
+    everything, removes it.
     """
 
     HEADER = ""  # comment line written at the top of the file
@@ -158,6 +183,10 @@ class LineFileStore(Generic[Entry]):
         self._changed = False
 
     @property
+    def journal_path(self) -> Path:
+        return self.path.with_name(self.path.name + _JOURNAL_SUFFIX)
+
+    @property
     def load_report(self) -> LoadReport:
         """What loading the file kept and skipped (loads it if that has not happened yet)."""
         self._ensure_loaded()
@@ -165,25 +194,63 @@ class LineFileStore(Generic[Entry]):
         return self._report
 
     def save(self) -> bool:
-        """Write the file if anything changed since the last load or save; True if written."""
-        if not self._changed:
+        """Write the file if anything changed since the last load or save; True if written. A file that
+        could not be read is never written; one whose damaged lines would be dropped is copied aside first
+        (FILE.damaged)."""
+        if not self._changed or self.load_report.unreadable:
             return False
+        if self.load_report.skipped and self.path.exists():
+            damaged = self.path.with_name(self.path.name + _DAMAGED_SUFFIX)
+            atomic_write_bytes(damaged, self.path.read_bytes())
+            damaged.chmod(0o600)
+            self.load_report.skipped = []  # kept in the copy: later saves need not copy again
         lines = [self.HEADER, *self._lines_to_save()]
         atomic_write_bytes(self.path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
+        with contextlib.suppress(FileNotFoundError):
+            self.journal_path.unlink()  # everything it held is in the file now
         self._changed = False
         return True
 
     def _ensure_loaded(self) -> None:
         if self._report is not None:
             return
-        remove_stale_temp_files(self.path)
         try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            data = b""
+            remove_stale_temp_files(self.path)
+            data = self._read_if_present(self.path)
+            journal = self._read_if_present(self.journal_path)
+        except OSError as error:
+            self._report = LoadReport(self.path, unreadable=f"{type(error).__name__}: {error.strerror or error}")
+            return
         entries, skipped = parse_lines(decode_lines(data), self._parse_line)
-        self._absorb(entries)
+        # A line torn by a kill mid-append is dropped with the journal at the next save, which copies
+        # nothing aside for it: the file itself lost nothing.
+        replayed, _torn = parse_lines(decode_lines(journal), self._parse_line)
+        self._absorb(entries + replayed)
         self._report = LoadReport(self.path, len(entries), skipped)
+        if replayed:
+            self._mark_changed()  # the next save folds the journal into the file
+
+    @staticmethod
+    def _read_if_present(path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return b""
+
+    def _journal(self, line: str) -> None:
+        """Append one line to the journal (created 0600) before returning. Not fsynced: it survives the
+        process being killed, not a power cut, which costs at most the last few seconds before a save."""
+        if self.load_report.unreadable:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(descriptor, f"{line}\n".encode("utf-8"))
+            finally:
+                os.close(descriptor)
+        except OSError:
+            pass  # the entry is in memory and the next save writes it; that save reports what is wrong
 
     def _mark_changed(self) -> None:
         self._changed = True

@@ -1,0 +1,84 @@
+"""The daemon on the bus under hostile and heavy clients: it keeps serving, whatever they send."""
+
+import asyncio
+
+from dbus_fast import Message, MessageType
+
+from daemon.client import Session, call, connect
+from daemon.userdata.learning import LearningHistory
+from ime_protocol.dbus_names import BUS_NAME, SESSION_INTERFACE, SESSION_PATH_PREFIX
+from tests.dbus_fixtures import private_bus, running_daemon
+
+NO_MODEL = "/nonexistent/model.gguf"
+
+
+async def flood_unknown_sessions(address: str, calls: int, path_chars: int) -> int:
+    """Sends `calls` Send messages to unknown session paths of `path_chars` characters, all at once, and
+    counts the error replies that came back."""
+    bus = await connect(address)
+    try:
+        path = SESSION_PREFIX_X + "x" * (path_chars - len(SESSION_PREFIX_X))
+        replies = await asyncio.gather(*(bus.call(Message(destination=BUS_NAME, path=path, interface=SESSION_INTERFACE,
+                                                          member="Send", signature="ay", body=[b"\x80"]))
+                                         for _ in range(calls)))
+        return sum(reply.message_type is MessageType.ERROR for reply in replies)
+    finally:
+        bus.disconnect()
+
+
+SESSION_PREFIX_X = SESSION_PATH_PREFIX + "9"
+
+
+async def test_oversized_unknown_session_calls_from_many_clients_do_not_stop_the_daemon(tmp_path):
+    with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL) as daemon:
+        errors = await asyncio.gather(*(flood_unknown_sessions(address, 60, 65_000) for _ in range(8)))
+        assert errors == [60] * 8
+        assert daemon.poll() is None
+        bus = await connect(address)
+        try:
+            session = await Session.create(bus)
+            for key in "kanji":
+                out = await session.key(key)
+            assert out.preedit.text == "かんじ"
+            (status,) = await call(bus, "GetStatus")
+            assert status[0] == "failed"  # the missing model, as before the flood
+        finally:
+            bus.disconnect()
+
+
+async def commit_third_candidate(session: Session, romaji: str) -> str:
+    for key in [*romaji, "space", "space", "space", "Return"]:
+        out = await session.key(key)
+    return out.commit
+
+
+async def test_kill_9_loses_no_committed_choice(tmp_path):
+    learning_file = tmp_path / "data" / "tsuzuri" / "learning.tsv"
+    with private_bus() as address:
+        with running_daemon(address, tmp_path, NO_MODEL) as daemon:
+            bus = await connect(address)
+            session = await Session.create(bus)
+            chosen = {reading: await commit_third_candidate(session, romaji)
+                      for reading, romaji in (("かんじ", "kanji"), ("きしゃ", "kisha"), ("こうえん", "kouen"))}
+            daemon.kill()  # right after the last answer, long before a periodic save
+            daemon.wait(10)
+            bus.disconnect()
+        history = LearningHistory(learning_file)
+        assert {reading: history.ranked(reading)[0] for reading in chosen} == chosen
+
+
+async def test_an_unreadable_learning_file_is_reported_and_typing_goes_on(tmp_path):
+    learning_file = tmp_path / "data" / "tsuzuri" / "learning.tsv"
+    learning_file.mkdir(parents=True)  # a directory where the file should be
+    with private_bus() as address:
+        with running_daemon(address, tmp_path, NO_MODEL) as daemon:
+            bus = await connect(address)
+            session = await Session.create(bus)
+            assert await commit_third_candidate(session, "kanji")
+            bus.disconnect()
+            daemon.terminate()
+            _, stderr = daemon.communicate(timeout=20)
+    assert daemon.returncode == 0
+    assert "learning.tsv: cannot be read (IsADirectoryError" in stderr
+    assert "Traceback" not in stderr
+    assert learning_file.is_dir() and list(learning_file.iterdir()) == []
