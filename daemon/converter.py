@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from datetime import datetime
@@ -17,6 +18,8 @@ from typing import Callable
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary
 from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelState
 from daemon.kana import to_hiragana, to_katakana
+from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, CharNgramLM, Features, floored_model_scores,
+                       rescored_order)
 from daemon.rewriters import rewrite_candidates
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
@@ -28,6 +31,7 @@ class ConversionCandidate:
     source: str  # learning | user | model | dictionary | kana | rewriter
     annotation: str = ""
     cost: float | None = None  # the system dictionary's path cost (lower is better), for its candidates
+    morphemes: int = 0  # dictionary words on the path, for the system dictionary's candidates
 
 
 class PersonalData(Enum):
@@ -35,6 +39,29 @@ class PersonalData(Enum):
     ALL = "all"                # learning history and user dictionary
     NO_HISTORY = "no-history"  # a secret field: its conversions neither read nor feed what was learned
     NONE = "none"              # a caller that is not the user's own session: nothing that reveals the user
+
+
+# Longest reading converted, counted after NFKC (one typed character can expand to 18). The session's
+# composition and the D-Bus Convert method stop at the same length.
+MAX_READING_CHARS = 1000
+# Longer readings are converted by the dictionary alone: the model's whole-reading scoring grows with the
+# length (2.9 s for 1,000 kana on 2 threads, 0.2 s for 200), and every other session would wait for it.
+MODEL_MAX_READING_CHARS = 200
+# Characters no reading holds: lone surrogates (MeCab cannot take them), controls, private-use code points
+# (the model's prompt markers are among them).
+_NOT_IN_A_READING = frozenset({"Cs", "Cc", "Co"})
+
+
+class ReadingTooLong(ValueError):
+    """A reading past MAX_READING_CHARS (after NFKC)."""
+
+
+def clean_reading(reading: str) -> str:
+    """The reading without characters no reading holds; ReadingTooLong if it is too long to convert."""
+    cleaned = "".join(ch for ch in reading if unicodedata.category(ch) not in _NOT_IN_A_READING)
+    if len(unicodedata.normalize("NFKC", cleaned)) > MAX_READING_CHARS:
+        raise ReadingTooLong(f"a reading may have at most {MAX_READING_CHARS} characters (after NFKC)")
+    return cleaned
 
 
 # Per distinct kanji and per distinct written bigram (one with a kanji or other non-kana character) that a
@@ -80,6 +107,15 @@ def rerank(candidates: list[ConversionCandidate], model_scores: list[float], wei
     return [candidates[i] for i in order]
 
 
+def candidate_features(candidates: list[ConversionCandidate], lm_scores: list[float], context: str,
+                       model_scores: list[float] | None = None) -> list[Features]:
+    """What the rescoring weighs for each of the dictionary's top candidates, in the dictionary's order."""
+    model = floored_model_scores(model_scores) if model_scores else [0.0] * len(candidates)
+    return [Features(cost=(c.cost or 0) / 1000, lm=lm_score, chars=len(c.text), morphemes=c.morphemes, rank=rank,
+                     context=context_hits(c.text, context), model=m)
+            for rank, (c, lm_score, m) in enumerate(zip(candidates, lm_scores, model))]
+
+
 def spellings(dictionary: SystemDictionary | None, reading: str) -> list[tuple[int, int, str]]:
     """Words the model may write the reading with: the dictionary's lattice, plus every character in
     hiragana and katakana as the escape for words the dictionary lacks (names, new loanwords)."""
@@ -100,7 +136,8 @@ class Converter:
     def __init__(self, dictionary: SystemDictionary | None = None, engine: Engine | None = None,
                  user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
                  model_candidates: int = 3, clock: Callable[[], datetime] = datetime.now,
-                 rerank_weight: float | None = None, rerank_top: int = 10, constrain_model: bool = False):
+                 rerank_weight: float | None = None, rerank_top: int = 10, constrain_model: bool = False,
+                 language_model: CharNgramLM | None = None):
         self.dictionary = dictionary
         self.engine = engine
         self.user_dictionary = user_dictionary
@@ -114,6 +151,10 @@ class Converter:
         # model's registry entry was tuned with, if any.
         self.rerank_weight = rerank_weight
         self.rerank_top = rerank_top
+        # With a language model, the dictionary's top candidates are rescored by the fitted combination of
+        # dictionary cost, LM log-prob, length, context hits (and the model's score when it is ready), in
+        # place of the context bonus and the model's own rerank weight.
+        self.language_model = language_model
         # Sessions convert on several worker threads; the user's files are plain dicts saved meanwhile.
         self._userdata_lock = threading.Lock()
 
@@ -125,8 +166,9 @@ class Converter:
                    use_model: bool = True) -> list[ConversionCandidate]:
         """Candidates for a kana reading, best first. `personal` says which of the user's data may be
         read; `use_model=False` leaves the model out (single segments: it converts whole sentences).
-        At most `n` come from the system dictionary; the other sources add theirs."""
-        reading = to_hiragana(reading)
+        At most `n` come from the system dictionary; the other sources add theirs. Raises ReadingTooLong."""
+        reading = to_hiragana(clean_reading(reading))
+        use_model = use_model and len(reading) <= MODEL_MAX_READING_CHARS
         if not reading:
             return []
         merged: list[ConversionCandidate] = []
@@ -141,6 +183,12 @@ class Converter:
                     else:
                         merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
         model = self._model(reading, context, session) if use_model else []
+        if self.language_model is not None:
+            dictionary = self._dictionary(reading, max(n, self.rerank_top))
+            top = self._rescored(reading, context, dictionary[:self.rerank_top], session, use_model)
+            # The model's own conversions (if asked for) come right after the best rescored one.
+            merged += top[:1] + model + top[1:] + dictionary[:n]
+            return self._finished(merged, reading, suppressed)
         weight = self._rerank_weight() if use_model else None
         # The model and the context bonus choose among the dictionary's top few, however few are shown.
         reordered = weight is not None or bool(context)
@@ -153,8 +201,13 @@ class Converter:
         else:
             merged += model
         merged += dictionary[:n]
-        merged += [ConversionCandidate(reading, "kana", "ひらがな"),
-                   ConversionCandidate(to_katakana(reading), "kana", "カタカナ")]
+        return self._finished(merged, reading, suppressed)
+
+    def _finished(self, merged: list[ConversionCandidate], reading: str,
+                  suppressed: set[str]) -> list[ConversionCandidate]:
+        """The merged sources, then kana and rewriters, without duplicates or suppressed words."""
+        merged = merged + [ConversionCandidate(reading, "kana", "ひらがな"),
+                           ConversionCandidate(to_katakana(reading), "kana", "カタカナ")]
         merged += [ConversionCandidate(r.surface, "rewriter", r.annotation)
                    for r in rewrite_candidates(reading, now=self.clock())]
         return unique_texts(c for c in merged if c.text not in suppressed)
@@ -202,6 +255,16 @@ class Converter:
             return []
         return [ConversionCandidate(c.text, "model") for c in found if c.source == "model"]
 
+    def _rescored(self, reading: str, context: str, top: list[ConversionCandidate],
+                  session: ConversionSession | None, use_model: bool) -> list[ConversionCandidate]:
+        texts = [c.text for c in top]
+        if not texts:
+            return []
+        model_scores = self._model_scores(reading, context, session, texts) if use_model and self.model_ready() else []
+        features = candidate_features(top, self.language_model.score(texts, context), context, model_scores)
+        weights = WEIGHTS_WITH_MODEL if model_scores else WEIGHTS_WITHOUT_MODEL
+        return [top[i] for i in rescored_order(features, weights)]
+
     def _rerank_weight(self) -> float | None:
         if not self.model_ready():
             return None
@@ -218,7 +281,8 @@ class Converter:
         if self.dictionary is None:
             return []
         try:
-            return [ConversionCandidate(c.surface, "dictionary", cost=c.cost)
+            return [ConversionCandidate(c.surface, "dictionary", cost=c.cost,
+                                        morphemes=sum(len(b.morphemes) for b in c.segments))
                     for c in self.dictionary.convert(reading, n)]
         except DictionaryUnavailable:
             return []

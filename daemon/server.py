@@ -36,7 +36,7 @@ from dbus_fast.aio import MessageBus
 from daemon import sd_notify
 from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
-from daemon.converter import Converter, PersonalData
+from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of
@@ -52,7 +52,6 @@ ERROR_LIMITS = "org.freedesktop.DBus.Error.LimitsExceeded"
 ERROR_FAILED = "org.freedesktop.DBus.Error.Failed"
 MAX_SESSIONS = 512
 MAX_SESSIONS_PER_CLIENT = 64
-MAX_CONVERT_READING = 1000
 MAX_CONVERT_N = 100
 MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never echoes a huge path back
 LEARNING_SAVE_SECONDS = 30.0
@@ -175,14 +174,17 @@ class TsuzuriService:
 
     async def _convert(self, msg: Message):
         reading, context, n = self._args(msg, "ssu")
-        if not reading or len(reading) > MAX_CONVERT_READING:
-            raise CallError(ERROR_INVALID_ARGS, f"reading must have 1..{MAX_CONVERT_READING} characters")
+        if not reading or len(reading) > MAX_READING_CHARS:
+            raise CallError(ERROR_INVALID_ARGS, f"reading must have 1..{MAX_READING_CHARS} characters")
         if not 1 <= n <= MAX_CONVERT_N:
             raise CallError(ERROR_INVALID_ARGS, f"n must be 1..{MAX_CONVERT_N}")
         # Any program on the bus may call this: it must not reveal what the user has learned or added.
-        found = await self._loop.run_in_executor(
-            self._executor, lambda: self.converter.candidates(reading, context[-200:], n,
-                                                              personal=PersonalData.NONE))
+        try:
+            found = await self._loop.run_in_executor(
+                self._executor, lambda: self.converter.candidates(reading, context[-200:], n,
+                                                                  personal=PersonalData.NONE))
+        except ReadingTooLong as error:
+            raise CallError(ERROR_INVALID_ARGS, str(error)) from None
         return "a(sss)", [[[c.text, c.source, c.annotation] for c in found[:n]]]
 
     async def _get_status(self, msg: Message):

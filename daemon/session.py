@@ -13,13 +13,12 @@ from enum import Enum
 from daemon.composer import Composer, InputMode, Transliteration
 from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import KeyBindings
-from daemon.converter import ConversionCandidate, Converter, PersonalData, unique_texts
+from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, PersonalData, unique_texts
 from daemon.keys import Key, key_from_event
 from daemon.kana import to_hiragana
 from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
                           InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle)
 
-MAX_COMPOSITION_CHARS = 1000  # a reading longer than this is refused key by key, not truncated
 LABELS = "123456789"
 FULLWIDTH_SPACE = "\u3000"
 
@@ -248,7 +247,7 @@ class InputSession:
     # -- transitions ----------------------------------------------------------------------------
 
     def _insert(self, char: str) -> bool:
-        if len(self.composer.raw()) >= MAX_COMPOSITION_CHARS:
+        if len(self.composer.raw()) >= MAX_READING_CHARS:  # keys type ASCII: no NFKC expansion to count
             return True  # swallowed: the composition is already as long as we allow
         self.composer = self.composer.insert(char)
         self.typed_in_secret |= self.purpose.is_secret

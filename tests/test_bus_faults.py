@@ -1,10 +1,13 @@
 """The daemon on the bus under hostile and heavy clients: it keeps serving, whatever they send."""
 
 import asyncio
+import time
+
+import pytest
 
 from dbus_fast import Message, MessageType
 
-from daemon.client import Session, call, connect
+from daemon.client import ClientError, Session, call, connect
 from daemon.userdata.learning import LearningHistory
 from ime_protocol.dbus_names import BUS_NAME, SESSION_INTERFACE, SESSION_PATH_PREFIX
 from tests.dbus_fixtures import private_bus, running_daemon
@@ -82,3 +85,22 @@ async def test_an_unreadable_learning_file_is_reported_and_typing_goes_on(tmp_pa
     assert "learning.tsv: cannot be read (IsADirectoryError" in stderr
     assert "Traceback" not in stderr
     assert learning_file.is_dir() and list(learning_file.iterdir()) == []
+
+
+async def test_hostile_and_huge_readings_are_answered_quickly_and_others_keep_typing(tmp_path, model_path):
+    with private_bus() as address, running_daemon(address, tmp_path, str(model_path)):
+        bus = await connect(address)
+        try:
+            with pytest.raises(ClientError, match="InvalidArgs.*after NFKC"):
+                await call(bus, "Convert", "ssu", ["\ufdfa" * 100, "", 5])  # 100 characters, 1,800 after NFKC
+            assert (await call(bus, "Convert", "ssu", ["\x01\x02\uee00", "", 5]))[0] == []
+            session = await Session.create(bus)
+            start = time.monotonic()
+            huge = asyncio.ensure_future(call(bus, "Convert", "ssu", ["きょうはいいてんきですね" * 83, "", 100]))
+            typed = [await session.key(key) for key in "kyouha"]
+            typing_s = time.monotonic() - start
+            (found,) = await huge
+            assert typed[-1].preedit.text == "きょうは" and found[0][0].startswith("今日はいい天気ですね")
+            assert typing_s < 2.0 and time.monotonic() - start < 10.0
+        finally:
+            bus.disconnect()

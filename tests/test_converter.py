@@ -4,7 +4,7 @@ from datetime import datetime
 
 import pytest
 
-from daemon.converter import Converter, PersonalData, spellings
+from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong, clean_reading, spellings
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, ModelState
 from daemon.userdata.learning import LearningHistory
@@ -174,3 +174,25 @@ def test_constrained_model_candidates_spell_the_reading(userdata, model_path):
     direct = engine.convert("キョウハイイテンキ", n=3, spellings=spellings(system_dictionary(), reading))
     assert model == [c.text for c in direct if c.source == "model"]
     engine.close()
+
+
+@pytest.mark.parametrize("reading, expected", [
+    ("か\ud800な\udfff", "かな"),             # lone surrogates: MeCab cannot take them
+    ("か\x00\x07な\x7f", "かな"),             # control characters
+    ("\uee00\uee01\uee02かな", "かな"),       # private use, the model's prompt markers among them
+    ("ｶﾅ（！）", "ｶﾅ（！）"),                 # everything else as typed
+])
+def test_clean_reading_drops_what_no_reading_holds(reading, expected):
+    assert clean_reading(reading) == expected
+
+
+def test_a_reading_is_measured_after_nfkc():
+    clean_reading("あ" * MAX_READING_CHARS)
+    with pytest.raises(ReadingTooLong, match="after NFKC"):
+        clean_reading("\ufdfa" * 60)  # 60 characters, 1,080 after NFKC
+
+
+def test_hostile_readings_convert_or_give_nothing(userdata):
+    found = converter(userdata).candidates("か\ud800な", n=3)
+    assert found and all("\ud800" not in c.text for c in found)
+    assert converter(userdata).candidates("\x00\x01\uee00") == []
