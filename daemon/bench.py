@@ -115,8 +115,6 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
 
     bus = await connect(address)
     await wait_for_status(bus, 30)
-    while (await wait_for_status(bus, 30))[0] == "loading":
-        await asyncio.sleep(0.1)
     session = await Session.create(bus)
 
     async def timed(fn) -> float:

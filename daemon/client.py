@@ -43,15 +43,37 @@ async def call(bus: MessageBus, member: str, signature: str = "", body: list | N
 
 
 async def wait_for_status(bus: MessageBus, seconds: float) -> tuple[str, str, str]:
-    """The daemon's status; waits up to `seconds` for it to appear (or activate) on the bus."""
-    deadline = asyncio.get_running_loop().time() + seconds
-    while True:
-        try:
-            return tuple((await call(bus, "GetStatus"))[0])
-        except ClientError:
-            if asyncio.get_running_loop().time() >= deadline:
-                raise
-            await asyncio.sleep(0.1)
+    """The daemon's status once its model is no longer loading; waits up to `seconds` for the daemon to
+    appear (or activate) on the bus and for its model to be ready or to fail, then answers what it has."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    changed = asyncio.Event()
+
+    def on_status_changed(message: Message) -> None:
+        if message.member == "StatusChanged" and message.interface == BUS_NAME:
+            changed.set()
+
+    bus.add_message_handler(on_status_changed)
+    await call(bus, "AddMatch", "s", [f"type='signal',interface='{BUS_NAME}',member='StatusChanged'"],
+               path="/org/freedesktop/DBus", interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+    try:
+        while True:
+            changed.clear()
+            try:
+                status = tuple((await call(bus, "GetStatus"))[0])
+            except ClientError:
+                if loop.time() >= deadline:
+                    raise
+                await asyncio.sleep(0.1)  # not on the bus yet: nothing to be told by
+                continue
+            if status[0] != "loading" or loop.time() >= deadline:
+                return status
+            try:
+                await asyncio.wait_for(changed.wait(), deadline - loop.time())
+            except TimeoutError:
+                pass
+    finally:
+        bus.remove_message_handler(on_status_changed)
 
 
 class Session:
@@ -164,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bus", help="D-Bus address (default: the session bus)")
     sub = parser.add_subparsers(dest="command", required=True)
     status = sub.add_parser("status", help="model state")
-    status.add_argument("--wait", type=float, default=0.0, help="wait this long for the daemon to appear")
+    status.add_argument("--wait", type=float, default=0.0,
+                        help="wait this long for the daemon to appear and its model to load")
     status.add_argument("--json", action="store_true")
     convert = sub.add_parser("convert", help="stateless conversion")
     convert.add_argument("reading")

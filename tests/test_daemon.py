@@ -139,11 +139,7 @@ async def test_model_loads_in_the_background_and_joins_conversion(model_path, tm
     config.write_text("[candidates]\nmodel_candidates = 3\n", encoding="utf-8")  # its own conversions too
     with private_bus() as address, running_daemon(address, tmp_path, model=str(model_path)):
         bus = await connect(address)
-        for _ in range(200):
-            state, model, _ = await wait_for_status(bus, 10)
-            if state != "loading":
-                break
-            await asyncio.sleep(0.05)
+        state, model, _ = await wait_for_status(bus, 30)
         assert (state, model) == ("ready", str(model_path))
         (found,) = await call(bus, "Convert", "ssu", ["きょうはいいてんきですね", "", 8])
         sources = [source for _, source, _ in found]
