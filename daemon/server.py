@@ -51,7 +51,7 @@ ERROR_INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 ERROR_LIMITS = "org.freedesktop.DBus.Error.LimitsExceeded"
 ERROR_FAILED = "org.freedesktop.DBus.Error.Failed"
 MAX_SESSIONS = 512
-MAX_SESSIONS_PER_CLIENT = 64
+MAX_SESSIONS_PER_PROCESS = 64  # however many connections the process opens
 MAX_CONVERT_N = 100
 MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never echoes a huge path back
 LEARNING_SAVE_SECONDS = 30.0
@@ -91,6 +91,7 @@ class CallError(Exception):
 @dataclass
 class SessionEntry:
     owner: str  # unique bus name of the client that created it
+    owner_pid: int  # its process
     session: InputSession
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     generation: int = 0  # bumped by every message: a live conversion computed for an older one is stale
@@ -109,6 +110,7 @@ class TsuzuriService:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsuzuri-convert")
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Task] = set()
+        self._pids: dict[str, int] = {}  # unique bus name → process id, for clients with sessions
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -166,11 +168,23 @@ class TsuzuriService:
         self._args(msg, "")
         if len(self.sessions) >= MAX_SESSIONS:
             raise CallError(ERROR_LIMITS, f"too many sessions ({MAX_SESSIONS})")
-        if sum(e.owner == msg.sender for e in self.sessions.values()) >= MAX_SESSIONS_PER_CLIENT:
-            raise CallError(ERROR_LIMITS, f"too many sessions for one client ({MAX_SESSIONS_PER_CLIENT})")
+        pid = await self._process_of(msg.sender)
+        if sum(e.owner_pid == pid for e in self.sessions.values()) >= MAX_SESSIONS_PER_PROCESS:
+            raise CallError(ERROR_LIMITS, f"too many sessions for one process ({MAX_SESSIONS_PER_PROCESS})")
         path = f"{SESSION_PREFIX}{next(self._ids)}"
-        self.sessions[path] = SessionEntry(msg.sender, InputSession(self.converter, self.settings))
+        self.sessions[path] = SessionEntry(msg.sender, pid, InputSession(self.converter, self.settings))
         return "o", [path]
+
+    async def _process_of(self, sender: str) -> int:
+        """The client's process id, as the bus knows it (asked once per connection)."""
+        if sender not in self._pids:
+            reply = await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                                                interface="org.freedesktop.DBus", member="GetConnectionUnixProcessID",
+                                                signature="s", body=[sender]))
+            if reply.message_type is not MessageType.METHOD_RETURN:
+                raise CallError(ERROR_FAILED, "the bus does not say which process this client is")
+            self._pids[sender] = reply.body[0]
+        return self._pids[sender]
 
     async def _convert(self, msg: Message):
         reading, context, n = self._args(msg, "ssu")
@@ -278,6 +292,7 @@ class TsuzuriService:
             self._loop.run_in_executor(self._executor, entry.session.close)
 
     def drop_owner(self, owner: str) -> None:
+        self._pids.pop(owner, None)
         for path in [p for p, e in self.sessions.items() if e.owner == owner]:
             self.close_session(path)
 
@@ -351,8 +366,11 @@ async def serve(args: argparse.Namespace) -> int:
     bus = await connect_bus(args.bus)
     engine = Engine(n_threads=cfg.threads, beam_capacity=max(cfg.candidates.beam_width, 1))
     user_dictionary, learning = UserDictionary(), LearningHistory()
+    from daemon.lm import load_default_language_model  # memory-mapped: well under a second
+
     converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
-                          learning=learning, model_candidates=cfg.candidates.model_candidates)
+                          learning=learning, model_candidates=cfg.candidates.model_candidates,
+                          language_model=load_default_language_model())
     loop = asyncio.get_running_loop()
     service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2)
     bus.add_message_handler(service.handle_message)

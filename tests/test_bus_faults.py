@@ -10,7 +10,7 @@ from dbus_fast import Message, MessageType
 from daemon.client import ClientError, Session, call, connect
 from daemon.userdata.learning import LearningHistory
 from ime_protocol.dbus_names import BUS_NAME, SESSION_INTERFACE, SESSION_PATH_PREFIX
-from tests.dbus_fixtures import private_bus, running_daemon
+from tests.dbus_fixtures import client, private_bus, running_daemon
 
 NO_MODEL = "/nonexistent/model.gguf"
 
@@ -104,3 +104,22 @@ async def test_hostile_and_huge_readings_are_answered_quickly_and_others_keep_ty
             assert typing_s < 2.0 and time.monotonic() - start < 10.0
         finally:
             bus.disconnect()
+
+
+async def test_one_process_cannot_take_every_session(tmp_path):
+    with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL):
+        buses = [await connect(address) for _ in range(9)]
+        try:
+            outcomes = []
+            for index in range(90):
+                try:
+                    await Session.create(buses[index % len(buses)])
+                    outcomes.append("created")
+                except ClientError as error:
+                    outcomes.append("LimitsExceeded" if "LimitsExceeded" in str(error) else str(error))
+            assert outcomes == ["created"] * 64 + ["LimitsExceeded"] * 26
+            done = client(address, "type", "kanji", "--json")  # another process still gets a session
+            assert done.returncode == 0, done.stderr
+        finally:
+            for bus in buses:
+                bus.disconnect()
