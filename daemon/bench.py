@@ -4,6 +4,12 @@
 event that only composes (no conversion) next to an empty call, and the daemon's RSS with 1, 10 and 50
 sessions that each ran one model conversion.
 
+`tsuzuri-bench soak --sessions N --seconds T --json` starts a private bus and the real daemon (default model),
+and N sessions on N connections type phrases at a person's pace (8 keys/s, Space, then Return) for T
+seconds: latency per call (p50/p99 of keys, Space and Return), errors, the daemon's RSS at the start and
+the end, then every client disconnects (the daemon must reap their sessions) and N new ones connect and
+type once more (the daemon must still serve).
+
 `tsuzuri-bench engine --json` builds random-weight models of three sizes (same architecture and
 vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
 settle on an end of output, so every search runs the same max_new steps (stop tokens are ignored):
@@ -144,25 +150,126 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
     }
 
 
-def dbus_benchmark(size: str, keys: int) -> dict:
-    """A private bus, the real daemon with a random model of `size`, one client in this process."""
-    from daemon.engine.gguf_model import write_random_model
+SOAK_PHRASES = ("kyouhaiitenkidesune", "ashitahaamegafurusoudesu", "kaigiwosanjikarahajimemasu",
+                "kononimotsuwotodoketekudasai", "eki made arukimasu".replace(" ", ""), "shukudaiwoowaraseta")
+SOAK_KEY_INTERVAL_S = 1 / 8
 
+
+def _percentiles(values: list[float]) -> dict:
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+    at = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)  # noqa: E731
+    return {"n": len(values), "p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1], 3)}
+
+
+async def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
+    import random
+
+    from daemon.client import ClientError, Session, call, connect, wait_for_status
+
+    first = await connect(address)
+    status = await wait_for_status(first, 60)
+    latencies: dict[str, list[float]] = {"key": [], "space": [], "return": []}
+    errors: list[str] = []
+
+    ready, go = asyncio.Barrier(sessions + 1), asyncio.Event()
+    window: list[float] = []  # when the measured typing ends
+
+    async def typist(index: int) -> str:
+        bus = await connect(address)
+        session = await Session.create(bus)
+        rng = random.Random(index)
+        for name in [*SOAK_PHRASES[0], "space", "Return"]:  # warm-up: the session's memory is in place
+            await session.key(name)
+        await ready.wait()
+        await go.wait()
+        await asyncio.sleep(rng.uniform(0, 1))  # people do not start in step
+        while time.monotonic() < window[0]:
+            for name in [*rng.choice(SOAK_PHRASES), "space", "Return"]:
+                kind = {"space": "space", "Return": "return"}.get(name, "key")
+                start = time.perf_counter()
+                try:
+                    await session.key(name)
+                except ClientError as error:
+                    errors.append(str(error)[:200])
+                latencies[kind].append((time.perf_counter() - start) * 1000)
+                await asyncio.sleep(SOAK_KEY_INTERVAL_S)
+        bus.disconnect()
+        return session.path
+
+    typists = [asyncio.ensure_future(typist(i)) for i in range(sessions)]
+    await ready.wait()
+    rss_start = _rss_mib(daemon_pid)
+    window.append(time.monotonic() + seconds)
+    go.set()
+    paths = await asyncio.gather(*typists)
+    rss_end = _rss_mib(daemon_pid)
+    # The typists' connections are gone: their sessions must be too.
+    reaped = 0
+    for path in paths:
+        for _ in range(50):
+            try:
+                await call(first, "Send", "ay", [b""], path, "org.tsuzuri.Tsuzuri1.Session")
+            except ClientError as error:
+                if "UnknownSession" in str(error):
+                    reaped += 1
+                    break
+            await asyncio.sleep(0.02)
+    # Churn: a new crowd connects and types once.
+    churn_ok = sum(await asyncio.gather(*(_type_once(address, connect, Session) for _ in range(sessions))))
+    first.disconnect()
+    return {"sessions": sessions, "seconds": seconds, "model": status[1], "model_state": status[0],
+            "latency_ms": {kind: _percentiles(values) for kind, values in latencies.items()},
+            "errors": len(errors), "error_examples": errors[:3],
+            "rss_mib": {"start": rss_start, "end": rss_end, "growth": round(rss_end - rss_start, 1)},
+            "reaped": f"{reaped}/{len(paths)}", "served_after_churn": f"{churn_ok}/{sessions}"}
+
+
+async def _type_once(address: str, connect, session_class) -> bool:
+    bus = await connect(address)
+    try:
+        session = await session_class.create(bus)
+        for name in "kanji":
+            out = await session.key(name)
+        return out.preedit.text == "かんじ"
+    except Exception:  # noqa: BLE001 — counted as not served
+        return False
+    finally:
+        bus.disconnect()
+
+
+def _with_daemon(model: str | None, measure):
+    """Runs `measure(address, daemon_pid)` against the real daemon on a private bus."""
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-") as tmp:
-        model = write_random_model(Path(tmp) / f"{size}.gguf", size, seed=0, dtype="q8_0")
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                                stdout=subprocess.PIPE, text=True)
         address = bus.stdout.readline().strip()
         env = {**os.environ, "XDG_DATA_HOME": f"{tmp}/data", "XDG_CONFIG_HOME": f"{tmp}/config"}
-        daemon = subprocess.Popen([sys.executable, "-m", "daemon.server", "--bus", address, "--model", str(model)],
-                                  env=env)
+        command = [sys.executable, "-m", "daemon.server", "--bus", address]
+        if model is not None:
+            command += ["--model", model if model != "none" else f"{tmp}/no-model.gguf"]
+        daemon = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         try:
-            result = asyncio.run(_dbus_measurements(address, daemon.pid, keys))
+            return asyncio.run(measure(address, daemon.pid))
         finally:
             daemon.terminate()
             daemon.wait(30)
             bus.terminate()
             bus.wait(10)
+
+
+def soak_benchmark(sessions: int, seconds: float, model: str | None) -> dict:
+    return _with_daemon(model, lambda address, pid: _soak(address, pid, sessions, seconds))
+
+
+def dbus_benchmark(size: str, keys: int) -> dict:
+    """A private bus, the real daemon with a random model of `size`, one client in this process."""
+    from daemon.engine.gguf_model import write_random_model
+
+    with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-model-") as tmp:
+        model = write_random_model(Path(tmp) / f"{size}.gguf", size, seed=0, dtype="q8_0")
+        result = _with_daemon(str(model), lambda address, pid: _dbus_measurements(address, pid, keys))
     return {"model": size, "keys": keys, **result}
 
 
@@ -180,8 +287,15 @@ def main(argv: list[str] | None = None) -> int:
     dbus.add_argument("--json", action="store_true", help="print one JSON object (the default)")
     dbus.add_argument("--model-size", default="m25", choices=["tiny", "m25", "m100"])
     dbus.add_argument("--keys", type=int, default=400)
+    soak = sub.add_parser("soak", help="many sessions typing at a person's pace through the real daemon")
+    soak.add_argument("--json", action="store_true", help="print one JSON object (the default)")
+    soak.add_argument("--sessions", type=int, default=10)
+    soak.add_argument("--seconds", type=float, default=60.0)
+    soak.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
     args = parser.parse_args(argv)
-    if args.what == "dbus":
+    if args.what == "soak":
+        result = soak_benchmark(args.sessions, args.seconds, args.model)
+    elif args.what == "dbus":
         result = dbus_benchmark(args.model_size, args.keys)
     else:
         result = engine_benchmark(args.sizes.split(","), args.threads, args.repeat, args.dtype)

@@ -123,3 +123,10 @@ async def test_one_process_cannot_take_every_session(tmp_path):
         finally:
             for bus in buses:
                 bus.disconnect()
+
+
+def test_the_soak_benchmark_types_reaps_and_serves_after_churn():
+    from daemon.bench import soak_benchmark
+    result = soak_benchmark(sessions=3, seconds=2.0, model="none")
+    assert result["errors"] == 0 and result["latency_ms"]["key"]["n"] > 10
+    assert result["reaped"] == "3/3" and result["served_after_churn"] == "3/3"
