@@ -130,3 +130,10 @@ def test_the_soak_benchmark_types_reaps_and_serves_after_churn():
     result = soak_benchmark(sessions=3, seconds=2.0, model="none")
     assert result["errors"] == 0 and result["latency_ms"]["key"]["n"] > 10
     assert result["reaped"] == "3/3" and result["served_after_churn"] == "3/3"
+
+
+def test_fuzzing_the_protocol_finds_no_crash_and_no_hang():
+    """A small run of tsuzuri-fuzz (the full one: 10^6 cases in process, 10^5 over D-Bus; see its docstring)."""
+    from daemon.fuzz import fuzz_in_process, fuzz_over_dbus
+    for result in (fuzz_in_process(20_000, seed=1), fuzz_over_dbus(2_000, seed=1)):
+        assert (result["crashes"], result["hangs"]) == (0, 0), result["examples"]
