@@ -137,3 +137,38 @@ def test_fuzzing_the_protocol_finds_no_crash_and_no_hang():
     from daemon.fuzz import fuzz_in_process, fuzz_over_dbus
     for result in (fuzz_in_process(20_000, seed=1), fuzz_over_dbus(2_000, seed=1)):
         assert (result["crashes"], result["hangs"]) == (0, 0), result["examples"]
+
+
+DAMAGED_FILES = {
+    "learning garbage": ("data/tsuzuri/learning.tsv", b"\xfe garbage\x00\nno tabs here\n", "learning.tsv: skipped 2"),
+    "learning truncated": ("data/tsuzuri/learning.tsv", "きょう\t今日\t1\t1000000000\nかん".encode(),
+                           "learning.tsv: skipped 1"),
+    "user dictionary garbage": ("data/tsuzuri/user_dictionary.tsv", b"\x00\x01\x02\nonly-one-field\n",
+                                "user_dictionary.tsv: skipped 2"),
+    "config wrong types": ("config/tsuzuri/config.toml", b'threads = "many"\n[candidates]\npage_size = -3\n',
+                           "threads = \"many\""),
+    "config garbage": ("config/tsuzuri/config.toml", b"[[[not toml\n", "config:"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED_FILES))
+async def test_a_damaged_user_file_is_reported_and_never_lost(damage, tmp_path):
+    relative, content, report = DAMAGED_FILES[damage]
+    damaged = tmp_path / relative
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(content)
+    with private_bus() as address:
+        with running_daemon(address, tmp_path, NO_MODEL) as daemon:
+            bus = await connect(address)
+            session = await Session.create(bus)
+            assert await commit_third_candidate(session, "kanji")  # typing goes on
+            bus.disconnect()
+            daemon.terminate()  # saves on the way out
+            _, stderr = daemon.communicate(timeout=20)
+    assert daemon.returncode == 0
+    assert report in stderr and "Traceback" not in stderr
+    assert "かんじ" not in stderr  # nothing typed is logged, not even from the damaged lines
+    kept = damaged.with_name(damaged.name + ".damaged")
+    assert damaged.read_bytes() == content or kept.read_bytes() == content  # the user's bytes survive
+    for data_file in set((tmp_path / "data" / "tsuzuri").glob("*")) - {damaged}:  # what the daemon wrote
+        assert data_file.stat().st_mode & 0o077 == 0, f"{data_file.name} is readable by others"
