@@ -245,3 +245,11 @@ def test_a_composition_left_behind_by_a_dead_daemon_stays_in_its_field(ibus_env,
         assert [event for event in moved if event[0] == "commit"] == [["commit", "きょう", 1]]  # IBus kept it
         with running_daemon(address, tmp_path, NO_MODEL):
             assert last(ime.type("a")["events"], "preedit")[1] == "あ"
+
+
+def test_a_reset_commits_the_composition_into_its_field(ibus_env, tmp_path):
+    with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL), driver(ibus_env) as ime:
+        ime.type(*"toukyou", "space")
+        reset = ime.run(reset=True)["events"]
+        assert [event for event in reset if event[0] == "commit"] == [["commit", "東京", 1]]
+        assert last(reset, "preedit")[3] is False

@@ -15,6 +15,7 @@ from stdin and answers each with one JSON line. No display is needed.
   {"other_field": true}               focus moves to another input context of the same application (made
         on first use, with the same engine), and back on the next such command
   {"engine": "xkb:us::eng"}           switch the focused input context to another engine
+  {"reset": true}                     the application resets the input context (its text changed)
   {"pump": seconds}                   wait, collecting events (e.g. live conversion's late updates)
   {"click": index}                    click the candidate at this position of the shown page, as a
         panel does (the driver takes the panel's bus name for this)
@@ -138,6 +139,9 @@ class Driver:
             answer = {}
         elif "other_field" in command:
             self.other_field()
+            answer = {}
+        elif "reset" in command:
+            self.input_context.reset()
             answer = {}
         elif "engine" in command:
             self.input_context.set_engine(command["engine"])

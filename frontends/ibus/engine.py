@@ -64,9 +64,9 @@ class TsuzuriEngine(IBus.Engine):
         self._send(FocusIn(self._purpose), render=False)
         self._ask_for_surrounding_text()
 
-    # ibus-daemon has already committed the preedit it showed (PreeditFocusMode.COMMIT) into the field
-    # that is losing focus, or losing this engine, and may already route this engine's output to another
-    # field: the daemon is told that the composition ended, and nothing is drawn from its answer.
+    # IBus has already committed the preedit it showed (PreeditFocusMode.COMMIT) into the field that lost
+    # focus, lost this engine or was reset, and may already route this engine's output to another field:
+    # the daemon is told that the composition ended (and learns it), and nothing is drawn from its answer.
     def do_focus_out(self) -> None:
         self._end_composition()
 
@@ -74,7 +74,7 @@ class TsuzuriEngine(IBus.Engine):
         self._end_composition()
 
     def do_reset(self) -> None:
-        self._send(Reset())
+        self._end_composition()
 
     def do_set_content_type(self, purpose: int, hints: int) -> None:
         self._purpose = PURPOSES.get(purpose, InputPurpose.FREE_FORM)
