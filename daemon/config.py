@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.keys import NAME_KEYSYMS, keyval_of
+from daemon.keys import NAME_KEYSYMS, KeySpec
 from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes
 
 CONFIG_FILE_NAME = "config.toml"
@@ -61,7 +61,7 @@ class ConversionSettings:
 @dataclass(frozen=True)
 class KeyBindings:
     """Key bindings: lists of X11 key names (space, Return, Henkan, Page_Down, F7, ...) or single
-    characters. An empty list [] leaves an action without a key."""
+    characters, each optionally with modifiers (ctrl+space). An empty list [] leaves an action without a key."""
 
     convert: KeyNames = _setting(("space", "Henkan"), "Convert the reading")
     commit: KeyNames = _setting(("Return", "KP_Enter"), "Commit the preedit")
@@ -74,7 +74,9 @@ class KeyBindings:
     predict: KeyNames = _setting(("Tab",), "Show predictions that complete the reading")
     focus_left: KeyNames = _setting(("Left",), "Move to the segment on the left")
     focus_right: KeyNames = _setting(("Right",), "Move to the segment on the right")
-    toggle_input: KeyNames = _setting(("Zenkaku_Hankaku", "Kanji"), "Switch Japanese input on or off")
+    toggle_input: KeyNames = _setting(("Zenkaku_Hankaku", "Kanji", "ctrl+space"), "Switch Japanese input on or off")
+    input_on: KeyNames = _setting(("Henkan",), "Switch Japanese input on (when it is off)")
+    input_off: KeyNames = _setting(("Muhenkan",), "Switch Japanese input off (when nothing is being typed)")
 
 
 @dataclass(frozen=True)
@@ -140,11 +142,14 @@ def _check_key_names(setting: Setting, value: Any) -> KeyNames:
         raise ValueError('expected a list of key names, like ["space", "Henkan"]')
     for name in value:
         try:
-            keyval_of(name)
-        except ValueError:
-            close = difflib.get_close_matches(name, NAME_KEYSYMS, n=1)
+            KeySpec.parse(name)
+        except ValueError as error:
+            key = name.split("+")[-1] or name
+            if key in NAME_KEYSYMS or len(key) == 1:
+                raise ValueError(f"{_toml_value(name)}: {error}") from None  # the modifier is wrong
+            close = difflib.get_close_matches(key, NAME_KEYSYMS, n=1)
             hint = f" (did you mean {_toml_value(close[0])}?)" if close else ""
-            raise ValueError(f"unknown key name {_toml_value(name)}{hint}") from None
+            raise ValueError(f"unknown key name {_toml_value(key)}{hint}") from None
     return tuple(value)
 
 

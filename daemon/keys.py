@@ -47,6 +47,41 @@ def key_from_event(keyval: int, modifiers: int) -> Key | None:
     return None
 
 
+# How a binding names the modifiers it needs: "ctrl+space", "shift+Henkan", "alt+grave".
+_MODIFIER_PREFIXES = {"ctrl": "control", "control": "control", "shift": "shift", "alt": "alt"}
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """A key binding. With modifiers ("ctrl+space") it matches that chord only; a plain name ("space")
+    matches the key with any modifiers, and gives way to a chord that matches more exactly."""
+    name: str
+    control: bool = False
+    shift: bool = False
+    alt: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> KeySpec:
+        """ValueError for an unknown key or modifier name."""
+        *prefixes, name = text.split("+") if text != "+" else [text]
+        modifiers = {}
+        for prefix in prefixes:
+            if prefix.lower() not in _MODIFIER_PREFIXES:
+                raise ValueError(f"unknown modifier {prefix!r} (use ctrl, shift or alt)")
+            modifiers[_MODIFIER_PREFIXES[prefix.lower()]] = True
+        keyval_of(name)
+        return cls(name, **modifiers)
+
+    @property
+    def is_chord(self) -> bool:
+        return self.control or self.shift or self.alt
+
+    def matches(self, key: Key) -> bool:
+        if key.name != self.name:
+            return False
+        return not self.is_chord or (key.control, key.shift, key.alt) == (self.control, self.shift, self.alt)
+
+
 def keyval_of(name: str) -> int:
     """The keysym of a key name: a named key, or a single printable ASCII character."""
     if name in NAME_KEYSYMS:

@@ -14,7 +14,7 @@ from daemon.composer import Composer, InputMode, Transliteration
 from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import KeyBindings
 from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, PersonalData, unique_texts
-from daemon.keys import Key, key_from_event
+from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
 from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
                           InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle)
@@ -22,9 +22,9 @@ from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, C
 LABELS = "123456789"
 FULLWIDTH_SPACE = "\u3000"
 
-def bindings_of(keys: KeyBindings) -> dict[str, tuple[str, ...]]:
-    """action → key names, from the configuration's key bindings."""
-    return {f.name: tuple(getattr(keys, f.name)) for f in fields(keys)}
+def bindings_of(keys: KeyBindings) -> dict[str, tuple[KeySpec, ...]]:
+    """action → keys, from the configuration's key bindings (checked there)."""
+    return {f.name: tuple(KeySpec.parse(name) for name in getattr(keys, f.name)) for f in fields(keys)}
 
 
 DEFAULT_BINDINGS = bindings_of(KeyBindings())
@@ -47,13 +47,19 @@ class SessionSettings:
     live_conversion: bool = False
     context_chars: int = 40
     learning: bool = True
-    bindings: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
+    bindings: dict[str, tuple[KeySpec, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
+
+    def actions(self, key: Key) -> list[str]:
+        """Every action bound to `key`: those bound to its exact chord first, then those bound to its name."""
+        chords = [action for action, specs in self.bindings.items()
+                  if any(spec.is_chord and spec.matches(key) for spec in specs)]
+        plain = [action for action, specs in self.bindings.items()
+                 if any(not spec.is_chord and spec.matches(key) for spec in specs)]
+        return list(dict.fromkeys(chords + plain))
 
     def action(self, key: Key) -> str | None:
-        for action, names in self.bindings.items():
-            if key.name in names:
-                return action
-        return None
+        found = self.actions(key)
+        return found[0] if found else None
 
 
 @dataclass
@@ -89,8 +95,15 @@ class InputSession:
 
     def handle_key(self, keyval: int, modifiers: int, request_id: int = 0) -> Output:
         key = key_from_event(keyval, modifiers)
-        if key is None or self.composer.mode is InputMode.DIRECT and self.settings.action(key) != "toggle_input":
+        if key is None:
             return self._output(request_id, consumed=False)
+        actions = self.settings.actions(key)
+        if self.composer.mode is InputMode.DIRECT:
+            if "toggle_input" in actions or "input_on" in actions:
+                return self._output(request_id, True, self._toggle_input())
+            return self._output(request_id, consumed=False)
+        if "input_off" in actions and self.phase is Phase.EMPTY:
+            return self._output(request_id, True, self._toggle_input())
         handler = {Phase.EMPTY: self._key_empty, Phase.COMPOSING: self._key_composing,
                    Phase.CONVERTING: self._key_converting, Phase.PREDICTING: self._key_predicting}[self.phase]
         consumed, commit = handler(key)

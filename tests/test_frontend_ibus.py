@@ -253,3 +253,23 @@ def test_a_reset_commits_the_composition_into_its_field(ibus_env, tmp_path):
         reset = ime.run(reset=True)["events"]
         assert [event for event in reset if event[0] == "commit"] == [["commit", "東京", 1]]
         assert last(reset, "preedit")[3] is False
+
+
+def test_the_panel_menu_shows_and_switches_the_input_mode(ibus_env, tmp_path):
+    with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL), driver(ibus_env) as ime:
+        ime.run(focus=False)
+        registered = ime.run(focus=True)["events"]
+        assert ["property", "InputMode", "あ", 0] in registered
+        switched = ime.run(activate_property="InputMode.katakana")["events"]
+        assert ["property", "InputMode", "ア", 0] in switched
+        assert last(ime.type(*"kana")["events"], "preedit")[1] == "カナ"
+        toggled = ime.type("Zenkaku_Hankaku")["events"]  # off, as the toggle key does
+        assert ["property", "InputMode", "A", 0] in toggled
+        assert ime.type("a")["handled"] == [False]
+
+
+def test_a_missing_daemon_is_announced_and_keys_reach_the_application(ibus_env):
+    with driver(ibus_env) as ime:  # no daemon on the bus, nor one to activate
+        typed = ime.type("k")
+        assert typed["handled"] == [False]
+        assert any(event[0] == "aux" and "tsuzuri-daemon" in event[1] and event[2] for event in typed["events"])

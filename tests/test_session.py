@@ -4,7 +4,7 @@ import pytest
 
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
-from daemon.keys import keyval_of
+from daemon.keys import KeySpec, key_from_event, keyval_of
 from daemon.session import FULLWIDTH_SPACE, InputSession, Phase, SessionSettings
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
@@ -214,3 +214,32 @@ def test_live_conversion_shows_the_top_candidate(tmp_path):
     out = session.show_live(session.live_conversion())
     assert out.preedit.text == "今日はいい天気"
     assert press(session, "Return").commit == "今日はいい天気"
+
+
+def test_input_turns_off_and_on_with_the_keys_people_have(session):
+    for off, on in (("Zenkaku_Hankaku", "Zenkaku_Hankaku"), ("Muhenkan", "Henkan")):
+        assert press(session, off).consumed and session.composer.mode.value == "direct"
+        assert not press(session, "a").consumed  # straight to the application
+        assert press(session, on).consumed and type_text(session, "a").preedit.text == "あ"
+        press(session, "Escape")
+    assert session.handle_key(keyval_of("space"), CONTROL_MASK).consumed  # ctrl+space toggles
+    assert session.composer.mode.value == "direct"
+    assert session.handle_key(keyval_of("space"), CONTROL_MASK).consumed
+    assert type_text(session, "ka").preedit.text == "か"
+
+
+def test_muhenkan_does_not_drop_a_composition(session):
+    type_text(session, "kanji")
+    press(session, "Muhenkan")
+    assert session.composer.mode.value == "hiragana" and session.phase is Phase.COMPOSING
+
+
+def test_a_chord_binding_wins_over_a_plain_one(session):
+    settings = SessionSettings(bindings={**session.settings.bindings,
+                                         "commit": (KeySpec.parse("Return"), KeySpec.parse("ctrl+m"))})
+    key = key_from_event(keyval_of("m"), CONTROL_MASK)
+    assert settings.actions(key) == ["commit"]
+    assert settings.action(key_from_event(keyval_of("space"), CONTROL_MASK)) == "toggle_input"
+    assert settings.action(key_from_event(keyval_of("space"), 0)) == "convert"
+    with pytest.raises(ValueError, match="unknown modifier"):
+        KeySpec.parse("hyper+space")

@@ -16,6 +16,7 @@ from stdin and answers each with one JSON line. No display is needed.
         on first use, with the same engine), and back on the next such command
   {"engine": "xkb:us::eng"}           switch the focused input context to another engine
   {"reset": true}                     the application resets the input context (its text changed)
+  {"activate_property": "InputMode.katakana"}  a click on that item of the engine's panel menu
   {"pump": seconds}                   wait, collecting events (e.g. live conversion's late updates)
   {"click": index}                    click the candidate at this position of the shown page, as a
         panel does (the driver takes the panel's bus name for this)
@@ -23,7 +24,7 @@ from stdin and answers each with one JSON line. No display is needed.
         of the driver's own: {"latency_ms": [...]}, the floor under the IBus path's latency
 
 Every answer also carries "events" since the previous answer: ["commit", text, field] (field 1 or 2),
-["preedit", text, cursor, visible], ["lookup", [candidates], cursor, visible], ["aux", text, visible].
+["preedit", text, cursor, visible], ["lookup", [candidates], cursor, visible], ["aux", text, visible], ["property", key, symbol, state].
 """
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ class Driver:
         input_context = self.bus.create_input_context(f"tsuzuri-driver-{field}")
         input_context.set_capabilities(IBus.Capabilite.PREEDIT_TEXT | IBus.Capabilite.FOCUS
                                        | IBus.Capabilite.LOOKUP_TABLE | IBus.Capabilite.AUXILIARY_TEXT
-                                       | IBus.Capabilite.SURROUNDING_TEXT)
+                                       | IBus.Capabilite.SURROUNDING_TEXT | IBus.Capabilite.PROPERTY)
         connect = input_context.connect
         connect("commit-text", lambda _ic, text: self.events.append(["commit", text.get_text(), field]))
         connect("update-preedit-text",
@@ -73,7 +74,18 @@ class Driver:
         connect("update-auxiliary-text",
                 lambda _ic, text, visible: self.events.append(["aux", text.get_text(), visible]))
         connect("hide-auxiliary-text", lambda _ic: self.events.append(["aux", "", False]))
+        connect("register-properties", lambda _ic, properties: self._record_properties(properties))
+        connect("update-property", lambda _ic, prop: self.events.append(
+            ["property", prop.get_key(), prop.get_symbol().get_text() if prop.get_symbol() else "",
+             int(prop.get_state())]))
         return input_context
+
+    def _record_properties(self, properties: IBus.PropList) -> None:
+        index = 0
+        while (prop := properties.get(index)) is not None:
+            index += 1
+            self.events.append(["property", prop.get_key(), prop.get_symbol().get_text() if prop.get_symbol() else "",
+                                int(prop.get_state())])
 
     def other_field(self) -> None:
         self.input_context.focus_out()
@@ -139,6 +151,9 @@ class Driver:
             answer = {}
         elif "other_field" in command:
             self.other_field()
+            answer = {}
+        elif "activate_property" in command:
+            self.input_context.property_activate(command["activate_property"], int(IBus.PropState.CHECKED))
             answer = {}
         elif "reset" in command:
             self.input_context.reset()

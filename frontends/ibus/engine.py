@@ -21,11 +21,18 @@ from gi.repository import Gio, GLib, IBus  # noqa: E402
 # ime_protocol comes from this checkout: it needs only msgpack, not the daemon's dependencies.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
-from frontends.ibus.install import COMPONENT_NAME  # noqa: E402
+from frontends.ibus.install import COMPONENT_NAME, ICON  # noqa: E402
 from ime_protocol import (MAX_TEXT_CHARS, REQUEST_ID_MAX, CandidateItem, CandidateWindow, FocusIn,  # noqa: E402
                           FocusOut, FrontendMessage, InputPurpose, KeyEvent, Output, Preedit, Reset, SegmentStyle,
-                          SelectCandidate, SurroundingText)
+                          SelectCandidate, SetInputMode, SurroundingText)
 
+# The input-mode menu in the panel: the daemon's mode names (Output.mode, SetInputMode), each with
+# the symbol the panel shows for it and its menu label, as Mozc names them.
+INPUT_MODES = {"hiragana": ("あ", "ひらがな"), "katakana": ("ア", "全角カタカナ"),
+               "halfwidth_katakana": ("_ｱ", "半角カタカナ"), "fullwidth_ascii": ("Ａ", "全角英数"),
+               "direct": ("A", "直接入力")}
+MODE_PROPERTY = "InputMode"
+UNREACHABLE_NOTICE = "Tsuzuri: 変換サーバー (tsuzuri-daemon) に接続できません — 入力はそのまま送られます"
 # How long the application waits for a key's answer before the engine decides without it; the
 # answer is still drawn when it comes (daemon_session.py).
 KEY_TIMEOUT_MS = 300
@@ -52,6 +59,8 @@ class TsuzuriEngine(IBus.Engine):
         self._capabilities = 0
         self._preedit_shown = False
         self._window: CandidateWindow | None = None  # as shown, to turn a clicked page position into an index
+        self._mode = "hiragana"
+        self._mode_menu, self._properties = mode_properties(self._mode)
 
     # -- IBus → daemon ------------------------------------------------------------------------------
 
@@ -61,8 +70,14 @@ class TsuzuriEngine(IBus.Engine):
         return self._send_key(keyval, keycode, state)
 
     def do_focus_in(self) -> None:
+        self.register_properties(self._properties)
         self._send(FocusIn(self._purpose), render=False)
         self._ask_for_surrounding_text()
+
+    def do_property_activate(self, name: str, state: int) -> None:
+        mode = name.removeprefix(f"{MODE_PROPERTY}.")
+        if mode in INPUT_MODES and state == IBus.PropState.CHECKED:
+            self._send(SetInputMode(mode))
 
     # IBus has already committed the preedit it showed (PreeditFocusMode.COMMIT) into the field that lost
     # focus, lost this engine or was reset, and may already route this engine's output to another field:
@@ -134,6 +149,7 @@ class TsuzuriEngine(IBus.Engine):
         except DaemonUnavailable as error:
             log.warning("daemon unavailable: %s", error)
             self._render_nothing()
+            self.update_auxiliary_text(IBus.Text.new_from_string(UNREACHABLE_NOTICE), True)
             return False
         self._render(output)
         return output.consumed
@@ -163,12 +179,26 @@ class TsuzuriEngine(IBus.Engine):
     def _render(self, output: Output) -> None:
         if output.commit:
             self.commit_text(IBus.Text.new_from_string(output.commit))
+        self._render_mode(output.mode)
         self._render_preedit(output.preedit)
         self._render_candidates(output.candidates)
         if output.aux:
             self.update_auxiliary_text(IBus.Text.new_from_string(output.aux), True)
         else:
             self.hide_auxiliary_text()
+
+    def _render_mode(self, mode: str) -> None:
+        if mode == self._mode or mode not in INPUT_MODES:
+            return
+        self._mode = mode
+        symbol, label = INPUT_MODES[mode]
+        self._mode_menu.set_symbol(IBus.Text.new_from_string(symbol))
+        self._mode_menu.set_label(IBus.Text.new_from_string(f"入力モード ({label})"))
+        self.update_property(self._mode_menu)
+        for item in properties_of(self._mode_menu.get_sub_props()):
+            checked = item.get_key() == f"{MODE_PROPERTY}.{mode}"
+            item.set_state(IBus.PropState.CHECKED if checked else IBus.PropState.UNCHECKED)
+            self.update_property(item)
 
     def _render_nothing(self) -> None:
         self._render_preedit(Preedit((), 0))
@@ -206,6 +236,32 @@ class TsuzuriEngine(IBus.Engine):
             table.set_label(position, IBus.Text.new_from_string(label))
         table.set_cursor_pos(window.cursor)  # also selects the page IBus shows
         self.update_lookup_table(table, True)
+
+
+def properties_of(properties: IBus.PropList) -> list[IBus.Property]:
+    found, index = [], 0
+    while (prop := properties.get(index)) is not None:
+        found.append(prop)
+        index += 1
+    return found
+
+
+def mode_properties(mode: str) -> tuple[IBus.Property, IBus.PropList]:
+    """The input-mode menu (a radio item per mode, `mode` checked) and the property list holding it."""
+    items = IBus.PropList()
+    for name, (_symbol, label) in INPUT_MODES.items():
+        items.append(IBus.Property(key=f"{MODE_PROPERTY}.{name}", prop_type=IBus.PropType.RADIO,
+                                   label=IBus.Text.new_from_string(label), visible=True, sensitive=True,
+                                   state=IBus.PropState.CHECKED if name == mode else IBus.PropState.UNCHECKED))
+    symbol, label = INPUT_MODES[mode]
+    menu = IBus.Property(key=MODE_PROPERTY, prop_type=IBus.PropType.MENU,
+                         label=IBus.Text.new_from_string(f"入力モード ({label})"),
+                         symbol=IBus.Text.new_from_string(symbol), icon=str(ICON),
+                         tooltip=IBus.Text.new_from_string("入力モードを切り替える"), visible=True, sensitive=True,
+                         sub_props=items)
+    properties = IBus.PropList()
+    properties.append(menu)
+    return menu, properties
 
 
 def candidate_text(item: CandidateItem) -> IBus.Text:

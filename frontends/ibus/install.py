@@ -23,6 +23,7 @@ SYSTEM_COMPONENT_DIR = Path("/usr/share/ibus/component")
 # Debian's python3-gi and python3-msgpack live here; a pyenv or venv python on PATH would lack them.
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 ENGINE_SCRIPT = Path(__file__).resolve().with_name("engine.py")
+ICON = Path(__file__).resolve().with_name("tsuzuri.svg")
 
 
 def component_xml(python: Path = SYSTEM_PYTHON, engine_script: Path = ENGINE_SCRIPT) -> str:
@@ -34,7 +35,7 @@ def component_xml(python: Path = SYSTEM_PYTHON, engine_script: Path = ENGINE_SCR
     engine = ET.SubElement(ET.SubElement(component, "engines"), "engine")
     for tag, text in [("name", ENGINE_NAME), ("language", "ja"), ("license", "BSD-3-Clause"), ("author", "Tsuzuri"),
                       ("layout", "default"), ("longname", "Tsuzuri"), ("description", "Tsuzuri (綴り)"),
-                      ("symbol", "綴"), ("rank", "0")]:
+                      ("symbol", "綴"), ("icon", str(ICON)), ("rank", "0")]:
         ET.SubElement(engine, tag).text = text
     ET.indent(component)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(component, encoding="unicode") + "\n"
