@@ -399,3 +399,9 @@ async def test_a_composition_left_behind_by_a_dead_daemon_stays_in_its_field(fci
     with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
         assert await app.type("a") == [True]
         assert app.last("preedit")[1] == "あ"
+
+
+async def test_a_missing_daemon_is_announced_and_keys_reach_the_application(fcitx_bus, app):
+    assert await app.type("k") == [False]  # no daemon on the bus, nor one to activate
+    await app.settle()
+    assert "tsuzuri-daemon" in app.last("aux")[1]

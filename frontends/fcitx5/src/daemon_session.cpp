@@ -49,7 +49,8 @@ DaemonSession::~DaemonSession() {
 }
 
 SendResult DaemonSession::send(const Request &request, uint64_t timeoutUsec, Output &output) {
-    if (request.kind == RequestKind::FocusIn || request.kind == RequestKind::SurroundingText) {
+    if (request.kind == RequestKind::FocusIn || request.kind == RequestKind::SurroundingText ||
+        request.kind == RequestKind::SetInputMode) {
         // Kept even if this call fails: a password field must stay secret in whatever session comes next.
         fieldState_[request.kind] = request;
     }

@@ -50,7 +50,7 @@ private:
     std::string path_;  // empty: no session
     std::string daemon_;  // the unique bus name of the daemon process that holds the session
     std::unique_ptr<fcitx::dbus::Slot> outputChangedSlot_;
-    std::map<RequestKind, Request> fieldState_;  // the latest FocusIn and SurroundingText
+    std::map<RequestKind, Request> fieldState_;  // the latest FocusIn, SurroundingText and SetInputMode
     std::vector<Request> compositionKeys_;  // keys sent since the preedit was last empty, answered or not
     std::map<uint64_t, Request> lateRequests_;  // by request id: timed out, answer still to come
     std::unique_ptr<fcitx::dbus::Slot> lateReplySlot_;

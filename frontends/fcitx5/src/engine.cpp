@@ -10,6 +10,8 @@
 #include <fcitx/inputcontext.h>
 #include <fcitx/inputcontextmanager.h>
 #include <fcitx/inputpanel.h>
+#include <fcitx/statusarea.h>
+#include <fcitx/userinterfacemanager.h>
 #include <fcitx/text.h>
 
 namespace tsuzuri {
@@ -19,6 +21,25 @@ namespace {
 constexpr uint64_t KEY_TIMEOUT_USEC = 300'000;
 constexpr uint64_t MESSAGE_TIMEOUT_USEC = 300'000;
 constexpr uint64_t REQUEST_ID_MAX = (1ull << 63) - 1;
+constexpr const char *UNREACHABLE_NOTICE =
+    "Tsuzuri: 変換サーバー (tsuzuri-daemon) に接続できません — 入力はそのまま送られます";
+
+// The daemon's input modes (Output.mode, SetInputMode): the symbol the panel shows, the menu label.
+struct ModeName {
+    const char *mode, *symbol, *label;
+};
+constexpr ModeName MODES[] = {{"hiragana", "あ", "ひらがな"},
+                              {"katakana", "ア", "全角カタカナ"},
+                              {"halfwidth_katakana", "_ｱ", "半角カタカナ"},
+                              {"fullwidth_ascii", "Ａ", "全角英数"},
+                              {"direct", "A", "直接入力"}};
+
+const ModeName &modeName(const std::string &mode) {
+    for (const auto &name : MODES) {
+        if (mode == name.mode) return name;
+    }
+    return MODES[0];
+}
 
 // fcitx's modifier bits, in the protocol's IBus/X11 layout: the low five agree; Super and Hyper
 // are X11 Mod4 and Mod3 in fcitx, and virtual bits 26 and 27 in IBus.
@@ -102,9 +123,18 @@ uint64_t RequestIds::next() {
     return last_;
 }
 
-InputContextState::InputContextState(fcitx::dbus::Bus &bus, RequestIds &requestIds, fcitx::InputContext *inputContext)
+InputContextState::InputContextState(fcitx::dbus::Bus &bus, RequestIds &requestIds, fcitx::InputContext *inputContext,
+                                     std::function<void(fcitx::InputContext *)> onModeChanged)
     : inputContext_(inputContext), requestIds_(requestIds),
-      session_(bus, [this](const Output &output) { lateOutput(output); }) {}
+      session_(bus, [this](const Output &output) { lateOutput(output); }), onModeChanged_(std::move(onModeChanged)) {}
+
+bool ModeAction::isChecked(fcitx::InputContext *inputContext) const { return stateOf_(inputContext)->mode() == mode_; }
+
+void ModeAction::activate(fcitx::InputContext *inputContext) { stateOf_(inputContext)->send(setInputMode(mode_)); }
+
+std::string ModeMenuAction::shortText(fcitx::InputContext *inputContext) const {
+    return std::string("入力モード (") + modeName(stateOf_(inputContext)->mode()).label + ")";
+}
 
 void InputContextState::keyEvent(fcitx::KeyEvent &event) {
     if (sendKeyRequest(event.rawKey())) event.filterAndAccept();
@@ -129,6 +159,9 @@ bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
         return false;
     case SendResult::Unavailable:
         renderNothing();
+        // Said where the user looks: the keys now reach the application as they are.
+        inputContext_->inputPanel().setAuxUp(fcitx::Text(UNREACHABLE_NOTICE));
+        inputContext_->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
         return false;
     }
     return false;
@@ -183,6 +216,10 @@ void InputContextState::lateOutput(const Output &output) {
 
 void InputContextState::render(const Output &output) {
     if (!output.commit.empty()) inputContext_->commitString(output.commit);
+    if (!output.mode.empty() && output.mode != mode_) {
+        mode_ = output.mode;
+        onModeChanged_(inputContext_);
+    }
     auto &panel = inputContext_->inputPanel();
     panel.reset();
     renderPreedit(output.preedit);
@@ -223,8 +260,24 @@ void InputContextState::renderCandidates(const std::optional<CandidateWindow> &w
 
 TsuzuriEngine::TsuzuriEngine(fcitx::Instance *instance)
     : instance_(instance), bus_(fcitx::dbus::BusType::Session),
-      stateFactory_([this](fcitx::InputContext &inputContext) { return new InputContextState(bus_, requestIds_, &inputContext); }) {
+      stateFactory_([this](fcitx::InputContext &inputContext) {
+          return new InputContextState(bus_, requestIds_, &inputContext, [this](fcitx::InputContext *changed) {
+              modeMenuAction_.update(changed);
+              for (auto &action : modeActions_) action->update(changed);
+              changed->updateUserInterface(fcitx::UserInterfaceComponent::StatusArea);
+          });
+      }),
+      modeMenuAction_([this](fcitx::InputContext *inputContext) { return stateOf(inputContext); }) {
     bus_.attachEventLoop(&instance_->eventLoop());
+    auto &ui = instance_->userInterfaceManager();
+    for (const auto &name : MODES) {
+        modeActions_.push_back(std::make_unique<ModeAction>(
+            name.mode, name.label, [this](fcitx::InputContext *inputContext) { return stateOf(inputContext); }));
+        ui.registerAction(std::string("tsuzuri-mode-") + name.mode, modeActions_.back().get());
+        modeMenu_.addAction(modeActions_.back().get());
+    }
+    modeMenuAction_.setMenu(&modeMenu_);
+    ui.registerAction("tsuzuri-input-mode", &modeMenuAction_);
     instance_->inputContextManager().registerProperty("tsuzuriState", &stateFactory_);
     eventWatchers_.push_back(instance_->watchEvent(
         fcitx::EventType::InputContextSurroundingTextUpdated, fcitx::EventWatcherPhase::PostInputMethod,
@@ -247,7 +300,16 @@ void TsuzuriEngine::keyEvent(const fcitx::InputMethodEntry &, fcitx::KeyEvent &e
 }
 
 void TsuzuriEngine::activate(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {
+    event.inputContext()->statusArea().addAction(fcitx::StatusGroup::InputMethod, &modeMenuAction_);
     stateOf(event.inputContext())->focusIn();
+}
+
+std::string TsuzuriEngine::subMode(const fcitx::InputMethodEntry &, fcitx::InputContext &inputContext) {
+    return modeName(stateOf(&inputContext)->mode()).label;
+}
+
+std::string TsuzuriEngine::subModeLabelImpl(const fcitx::InputMethodEntry &, fcitx::InputContext &inputContext) {
+    return modeName(stateOf(&inputContext)->mode()).symbol;
 }
 
 void TsuzuriEngine::deactivate(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {

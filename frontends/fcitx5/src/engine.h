@@ -5,15 +5,19 @@
 #ifndef TSUZURI_FCITX5_ENGINE_H
 #define TSUZURI_FCITX5_ENGINE_H
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fcitx-utils/dbus/bus.h>
+#include <fcitx/action.h>
 #include <fcitx/addonfactory.h>
 #include <fcitx/addonmanager.h>
 #include <fcitx/inputcontextproperty.h>
 #include <fcitx/inputmethodengine.h>
 #include <fcitx/instance.h>
+#include <fcitx/menu.h>
 
 #include "daemon_session.h"
 
@@ -28,10 +32,44 @@ private:
     uint64_t last_ = 0;
 };
 
+class InputContextState;
+
+// One item of the input-mode menu (a radio item: checked when it is the field's mode).
+class ModeAction : public fcitx::Action {
+public:
+    ModeAction(std::string mode, std::string label, std::function<InputContextState *(fcitx::InputContext *)> stateOf)
+        : mode_(std::move(mode)), label_(std::move(label)), stateOf_(std::move(stateOf)) {
+        setCheckable(true);
+    }
+    std::string shortText(fcitx::InputContext *) const override { return label_; }
+    std::string icon(fcitx::InputContext *) const override { return {}; }
+    bool isChecked(fcitx::InputContext *inputContext) const override;
+    void activate(fcitx::InputContext *inputContext) override;
+
+private:
+    std::string mode_, label_;
+    std::function<InputContextState *(fcitx::InputContext *)> stateOf_;
+};
+
+// The menu's title in the status area: the field's mode.
+class ModeMenuAction : public fcitx::Action {
+public:
+    explicit ModeMenuAction(std::function<InputContextState *(fcitx::InputContext *)> stateOf)
+        : stateOf_(std::move(stateOf)) {}
+    std::string shortText(fcitx::InputContext *inputContext) const override;
+    std::string icon(fcitx::InputContext *) const override { return {}; }
+
+private:
+    std::function<InputContextState *(fcitx::InputContext *)> stateOf_;
+};
+
 // One input context's daemon session and what was last drawn for it.
 class InputContextState : public fcitx::InputContextProperty {
 public:
-    InputContextState(fcitx::dbus::Bus &bus, RequestIds &requestIds, fcitx::InputContext *inputContext);
+    InputContextState(fcitx::dbus::Bus &bus, RequestIds &requestIds, fcitx::InputContext *inputContext,
+                      std::function<void(fcitx::InputContext *)> onModeChanged);
+    // The daemon's input mode for this field, as its last answer said (ime_protocol INPUT_MODES).
+    const std::string &mode() const { return mode_; }
 
     void keyEvent(fcitx::KeyEvent &event);
     // Sends a key the candidate window's page buttons stand for.
@@ -56,6 +94,8 @@ private:
     RequestIds &requestIds_;
     DaemonSession session_;
     uint64_t lastRequestId_ = 0;
+    std::function<void(fcitx::InputContext *)> onModeChanged_;
+    std::string mode_ = "hiragana";
     bool preeditShown_ = false;
     bool clientPreeditShown_ = false;  // drawn in the application, which fcitx commits on focus out
 };
@@ -68,6 +108,8 @@ public:
     void activate(const fcitx::InputMethodEntry &entry, fcitx::InputContextEvent &event) override;
     void deactivate(const fcitx::InputMethodEntry &entry, fcitx::InputContextEvent &event) override;
     void reset(const fcitx::InputMethodEntry &entry, fcitx::InputContextEvent &event) override;
+    std::string subMode(const fcitx::InputMethodEntry &entry, fcitx::InputContext &inputContext) override;
+    std::string subModeLabelImpl(const fcitx::InputMethodEntry &entry, fcitx::InputContext &inputContext) override;
 
 private:
     InputContextState *stateOf(fcitx::InputContext *inputContext);
@@ -79,6 +121,10 @@ private:
     RequestIds requestIds_;
     fcitx::FactoryFor<InputContextState> stateFactory_;
     std::vector<std::unique_ptr<fcitx::HandlerTableEntry<fcitx::EventHandler>>> eventWatchers_;
+    // The status area's input-mode menu; registered as tsuzuri-input-mode and tsuzuri-mode-<mode>.
+    ModeMenuAction modeMenuAction_;
+    fcitx::Menu modeMenu_;
+    std::vector<std::unique_ptr<ModeAction>> modeActions_;
 };
 
 class TsuzuriEngineFactory : public fcitx::AddonFactory {

@@ -234,6 +234,10 @@ Request focusOut() { return MessageWriter("focus_out", 0).finish(RequestKind::Fo
 
 Request reset() { return MessageWriter("reset", 0).finish(RequestKind::Reset); }
 
+Request setInputMode(const std::string &mode) {
+    return MessageWriter("set_input_mode", 1).addString("mode", mode).finish(RequestKind::SetInputMode);
+}
+
 Request selectCandidate(uint32_t index, uint64_t requestId) {
     auto request = MessageWriter("select_candidate", 2)
                        .addUnsigned("index", index)

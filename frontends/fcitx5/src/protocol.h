@@ -26,7 +26,7 @@ constexpr size_t MAX_TEXT_CHARS = 4096;
 // Values of ime_protocol.InputPurpose.
 enum class InputPurpose { FreeForm, Alpha, Digits, Number, Phone, Url, Email, Name, Password, Terminal };
 
-enum class RequestKind { Key, FocusIn, FocusOut, Reset, SelectCandidate, SurroundingText };
+enum class RequestKind { Key, FocusIn, FocusOut, Reset, SelectCandidate, SurroundingText, SetInputMode };
 
 // A frontend message, encoded; `kind` tells the session what to remember of it for a replay.
 struct Request {
@@ -41,6 +41,8 @@ Request focusIn(InputPurpose purpose);
 Request focusOut();
 Request reset();
 Request selectCandidate(uint32_t index, uint64_t requestId);
+// `mode`: one of ime_protocol's INPUT_MODES (hiragana, katakana, halfwidth_katakana, fullwidth_ascii, direct).
+Request setInputMode(const std::string &mode);
 // `text` is cut to the protocol's limit around the cursor; positions count code points.
 Request surroundingText(const std::string &text, uint32_t cursor, uint32_t anchor);
 

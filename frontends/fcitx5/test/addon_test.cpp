@@ -1,7 +1,9 @@
 // The addon inside fcitx5 itself, without a display or the fcitx5 binary: fcitx's in-process test
 // frontend types "kyouhaiitenki", Space and Return into an input context while the addon talks to
 // the tsuzuri-daemon on the session bus ($DBUS_SESSION_BUS_ADDRESS), and the commit must be
-// 今日はいい天気. Exits 0 on success; otherwise 1, with what was expected and what was seen.
+// 今日はいい天気; then the status area's input-mode menu switches to katakana ("ka" shows カ, the
+// panel's label ア). Exits 0 on success; otherwise 1, with what was expected and what was seen.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <iostream>
@@ -15,14 +17,18 @@
 #include <fcitx-utils/key.h>
 #include <fcitx-utils/standardpath.h>
 #include <fcitx-utils/testing.h>
+#include <fcitx/action.h>
 #include <fcitx/addonmanager.h>
 #include <fcitx/event.h>
 #include <fcitx/inputcontext.h>
 #include <fcitx/inputcontextmanager.h>
+#include <fcitx/inputmethodengine.h>
 #include <fcitx/inputmethodgroup.h>
 #include <fcitx/inputmethodmanager.h>
 #include <fcitx/inputpanel.h>
 #include <fcitx/instance.h>
+#include <fcitx/statusarea.h>
+#include <fcitx/userinterfacemanager.h>
 
 #include "testfrontend_public.h"
 
@@ -68,15 +74,35 @@ public:
                 press("Return");
                 expect("the single commit 今日はいい天気",
                        [this] { return commits_ == std::vector<std::string>{"今日はいい天気"} && preedit().empty(); },
-                       [this] { finish(0); });
+                       [this] { switchToKatakana(); });
             });
         });
     }
 
     int exitCode() const { return exitCode_; }
 
+    void switchToKatakana() {
+        if (modeLabel() != "あ") return fail("the panel label あ, not 「" + modeLabel() + "」");
+        auto *menu = instance_.userInterfaceManager().lookupAction("tsuzuri-input-mode");
+        auto shown = inputContext()->statusArea().allActions();
+        if (!menu || std::find(shown.begin(), shown.end(), menu) == shown.end()) {
+            return fail("the input-mode menu in the status area");
+        }
+        instance_.userInterfaceManager().lookupAction("tsuzuri-mode-katakana")->activate(inputContext());
+        press("k");
+        press("a");
+        expect("preedit カ and the label ア", [this] { return preedit() == "カ" && modeLabel() == "ア"; },
+               [this] { finish(0); });
+    }
+
 private:
     fcitx::InputContext *inputContext() { return instance_.inputContextManager().findByUUID(inputContext_); }
+
+    std::string modeLabel() {
+        auto *inputContext = this->inputContext();
+        const auto *entry = instance_.inputMethodEntry(inputContext);
+        return entry ? instance_.inputMethodEngine(inputContext)->subModeLabel(*entry, *inputContext) : "";
+    }
 
     std::string preedit() {
         auto *inputContext = this->inputContext();
