@@ -109,8 +109,9 @@ def rerank(candidates: list[ConversionCandidate], model_scores: list[float], wei
 
 def candidate_features(candidates: list[ConversionCandidate], lm_scores: list[float], context: str,
                        model_scores: list[float] | None = None) -> list[Features]:
-    """What the rescoring weighs for each of the dictionary's top candidates, in the dictionary's order."""
-    model = floored_model_scores(model_scores) if model_scores else [0.0] * len(candidates)
+    """What the rescoring weighs for each of the dictionary's top candidates, in the dictionary's order. The
+    model's scores count only with left context (tuned so on the suite: without it the model made no set better)."""
+    model = floored_model_scores(model_scores) if model_scores and context else [0.0] * len(candidates)
     return [Features(cost=(c.cost or 0) / 1000, lm=lm_score, chars=len(c.text), morphemes=c.morphemes, rank=rank,
                      context=context_hits(c.text, context), model=m)
             for rank, (c, lm_score, m) in enumerate(zip(candidates, lm_scores, model))]
@@ -260,9 +261,11 @@ class Converter:
         texts = [c.text for c in top]
         if not texts:
             return []
-        model_scores = self._model_scores(reading, context, session, texts) if use_model and self.model_ready() else []
+        with_model = use_model and self.model_ready()
+        # Without left context the model has no say (its feature is zero): it is not asked.
+        model_scores = self._model_scores(reading, context, session, texts) if with_model and context else []
         features = candidate_features(top, self.language_model.score(texts, context), context, model_scores)
-        weights = WEIGHTS_WITH_MODEL if model_scores else WEIGHTS_WITHOUT_MODEL
+        weights = WEIGHTS_WITH_MODEL if with_model else WEIGHTS_WITHOUT_MODEL
         return [top[i] for i in rescored_order(features, weights)]
 
     def _rerank_weight(self) -> float | None:

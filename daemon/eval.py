@@ -2,7 +2,7 @@
 
     tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|constrained|rerank|
                        constrained-rerank|auto|no-model] [--model M]
-                       [--json] [--per-item FILE] [--limit K]
+                       [--json] [--per-item FILE] [--limit K] [--lm FILE | --no-lm]
     tsuzuri-eval --suite [DIR] [--n N] [--mode M] [--model M] [--json] [--limit K]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
@@ -104,10 +104,24 @@ def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
             weight = engine.model_info.get("rerank_weight") or DEFAULT_RERANK_WEIGHT
         converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
                                      model_candidates=options.model_candidates, rerank_weight=weight,
-                                     constrain_model=constrained)
+                                     constrain_model=constrained, language_model=_language_model(options))
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
     return factory
+
+
+def _language_model(options: argparse.Namespace):
+    """--lm FILE, else the daemon's default model file if it is built; none with --no-lm."""
+    from daemon.lm import CharNgramLM, load_default_language_model
+
+    if options.no_lm:
+        return None
+    if options.lm is not None:
+        try:
+            return CharNgramLM.load(options.lm)
+        except (OSError, ValueError) as error:
+            raise ConverterUnavailable(f"language model {options.lm}: {error}") from error
+    return load_default_language_model()
 
 
 def default_model_present() -> bool:
@@ -278,6 +292,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rerank-weight", type=float, default=None,
                         help="rerank: weight of the dictionary cost against the model log-prob "
                              "(default: the model's registry entry, else 0.005)")
+    parser.add_argument("--lm", type=Path, metavar="FILE",
+                        help="merging modes (auto, no-model, rerank): the character language model that rescores "
+                             "the dictionary's top candidates (default: the daemon's, if built)")
+    parser.add_argument("--no-lm", action="store_true", help="merging modes: no language model")
     return parser
 
 

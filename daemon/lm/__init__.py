@@ -1,0 +1,45 @@
+"""The character n-gram language model that rescores the dictionary's top candidates (see README.md here)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from daemon.lm.ngram import BuildOptions, CharNgramLM, build
+from daemon.userdata.storage import user_data_dir
+from daemon.lm.rescoring import (FEATURE_NAMES, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, Features, Weights,
+                                 floored_model_scores, rescored_order)
+
+log = logging.getLogger(__name__)
+
+LM_FILE_NAME = "lm.bin"
+# Shipped in the package (see README.md here for its build and licences).
+PACKAGED_LM = Path(__file__).resolve().parent.parent / "models" / "tsuzuri-lm.bin"
+
+
+def user_lm_path() -> Path:
+    """Where a user's own `tsuzuri-lm build` goes to take the place of the packaged model."""
+    return user_data_dir() / LM_FILE_NAME
+
+
+def default_lm_path() -> Path | None:
+    """The user's own build if there is one, else the packaged model, else None."""
+    return next((path for path in (user_lm_path(), PACKAGED_LM) if path.is_file()), None)
+
+
+def load_default_language_model(path: Path | None = None) -> CharNgramLM | None:
+    """The model at `path` or the default one (None if there is none: the converter ranks as before);
+    a broken file is logged and skipped."""
+    path = path or default_lm_path()
+    if path is None or not path.is_file():
+        return None
+    try:
+        return CharNgramLM.load(path)
+    except (OSError, ValueError, KeyError) as error:
+        log.warning("language model %s not loaded: %s", path, error)
+        return None
+
+
+__all__ = ["BuildOptions", "CharNgramLM", "FEATURE_NAMES", "Features", "LM_FILE_NAME", "WEIGHTS_WITHOUT_MODEL",
+           "WEIGHTS_WITH_MODEL", "Weights", "build", "default_lm_path", "user_lm_path", "floored_model_scores",
+           "load_default_language_model", "rescored_order"]

@@ -1,0 +1,78 @@
+"""tsuzuri-lm: build the character n-gram language model, and fit the rescoring weights.
+
+    tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 2,3,5,8]
+                     [--exclude SOURCE …]
+    tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from daemon.lm.corpus import DEFAULT_CAP_CHARS, capped, read_sources
+from daemon.lm.ngram import BuildOptions, build
+
+
+def _build(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    cap = None if args.cap_chars <= 0 else args.cap_chars
+    lines, used = [], {}
+    for source in read_sources(args.corpus):
+        if source.name in args.exclude:
+            continue
+        kept = capped(source.lines, cap)
+        lines += kept
+        used[source.name] = [source.chars, sum(map(len, kept))]
+        print(f"tsuzuri-lm: {source.name}: {used[source.name][1]:,} of {source.chars:,} characters",
+              file=sys.stderr)
+    options = BuildOptions(order=args.order, min_char_count=args.min_char_count,
+                           cutoffs=tuple(int(c) for c in args.cutoffs.split(",")))
+    model = build(lines, options)
+    model.meta.update({"cap_chars": cap, "sources": used})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    model.save(args.out)
+    seconds = time.perf_counter() - started
+    print(json.dumps({"out": str(args.out), "bytes": args.out.stat().st_size, "seconds": round(seconds, 1),
+                      "ngrams": model.meta["ngrams"], "chars": sum(v[1] for v in used.values())}))
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from daemon.lm.fit import fit_command
+    return fit_command(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tsuzuri-lm", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    building = commands.add_parser("build", help="build the language model from the training corpus")
+    building.add_argument("--corpus", type=Path, required=True, help="the corpus directory (../shared/corpus)")
+    building.add_argument("--out", type=Path, required=True, help="the model file to write")
+    building.add_argument("--order", type=int, default=BuildOptions.order)
+    building.add_argument("--min-char-count", type=int, default=BuildOptions.min_char_count)
+    building.add_argument("--cutoffs", default=",".join(map(str, BuildOptions.cutoffs)),
+                          help="raw-count cutoffs for orders 2, 3, … (the last repeats)")
+    building.add_argument("--cap-chars", type=int, default=DEFAULT_CAP_CHARS,
+                          help=f"characters at most per source (default {DEFAULT_CAP_CHARS:,}; 0: no cap)")
+    building.add_argument("--exclude", nargs="*", default=[], metavar="SOURCE",
+                          help="sources to leave out (file stems such as laws, or wac_train, anthy_train)")
+    building.set_defaults(run=_build)
+    fitting = commands.add_parser("fit", help="fit the rescoring weights on the evaluation suite (cross-validated)")
+    fitting.add_argument("--lm", type=Path, required=True)
+    fitting.add_argument("--suite", type=Path, default=None, help="evaluation directory (default ../shared/eval)")
+    fitting.add_argument("--folds", type=int, default=4)
+    fitting.add_argument("--model", default=None, help="also fit the neural model's score (registered name or GGUF)")
+    fitting.add_argument("--limit", type=int, default=None, help="items per set at most")
+    fitting.add_argument("--features", type=Path, default=None, help="cache the extracted features in this file")
+    fitting.set_defaults(run=_fit)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""tsuzuri-lm fit: fit the rescoring weights on the whole evaluation suite, cross-validated.
+
+Every item of every set (../shared/eval) gives the dictionary's top candidates with their features. Weights
+maximise the conditional log-likelihood of the first accepted candidate (a softmax over the item's candidates,
+fitted by Newton's method), with K folds over the items pooled from all sets. Features are dropped one at a
+time (backward elimination) while the cross-validated acc@1 does not fall: a source that does not help gets
+weight 0. The final weights are fitted on all items with the chosen features.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import unicodedata
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from daemon.lm.ngram import CharNgramLM
+from daemon.lm.rescoring import FEATURE_NAMES, Features, Weights
+
+TOP_K = 10
+_L2 = 1e-3
+_NEWTON_STEPS = 25
+
+
+@dataclass(frozen=True)
+class ItemCandidates:
+    """One evaluation item with the dictionary's top candidates (what does not depend on the LM)."""
+
+    set_name: str
+    reading: str  # katakana
+    context: str
+    texts: list[str]
+    costs: list[int]
+    morphemes: list[int]
+    accepted: list[bool]
+
+
+def collect_items(suite: Path, limit: int | None) -> list[ItemCandidates]:
+    from daemon.dictionary import system_dictionary
+    from daemon.eval import load_items, suite_sets
+
+    dictionary = system_dictionary()
+    found = []
+    for set_name, path in suite_sets(suite).items():
+        for item in load_items(path)[:limit]:
+            accepted = {unicodedata.normalize("NFKC", answer) for answer in item.expected}
+            candidates = dictionary.convert(item.reading, TOP_K)
+            found.append(ItemCandidates(
+                set_name, item.reading, item.context, [c.surface for c in candidates], [c.cost for c in candidates],
+                [sum(len(b.morphemes) for b in c.segments) for c in candidates],
+                [unicodedata.normalize("NFKC", c.surface) in accepted for c in candidates]))
+        print(f"tsuzuri-lm: {set_name}: {sum(i.set_name == set_name for i in found)} items", file=sys.stderr)
+    return found
+
+
+def item_features(item: ItemCandidates, lm: CharNgramLM | None, model_scores: list[float] | None) -> list[Features]:
+    """The features the converter computes for the same candidates."""
+    from daemon.converter import ConversionCandidate, candidate_features
+
+    candidates = [ConversionCandidate(text, "dictionary", cost=cost, morphemes=morphemes)
+                  for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)]
+    lm_scores = lm.score(item.texts, item.context) if lm is not None else [0.0] * len(item.texts)
+    return candidate_features(candidates, lm_scores, item.context, model_scores)
+
+
+def as_arrays(features: list[list[Features]], items: list[ItemCandidates]):
+    """X (items × TOP_K × features), a mask of real candidates, and of accepted ones."""
+    x = np.zeros((len(items), TOP_K, len(FEATURE_NAMES)))
+    mask = np.zeros((len(items), TOP_K), dtype=bool)
+    gold = np.zeros((len(items), TOP_K), dtype=bool)
+    for i, (row, item) in enumerate(zip(features, items)):
+        x[i, :len(row)] = [f.vector() for f in row]
+        mask[i, :len(row)] = True
+        gold[i, :len(row)] = item.accepted
+    return x, mask, gold
+
+
+def fit_logit(x: np.ndarray, mask: np.ndarray, gold: np.ndarray, use: np.ndarray) -> np.ndarray:
+    """Weights (one per feature; 0 where `use` is False) of a conditional logit for the first accepted
+    candidate, on items that have one, by Newton's method on standardised features."""
+    trainable = gold.any(axis=1)
+    x, mask, gold = x[trainable][:, :, use], mask[trainable], gold[trainable]
+    target = np.argmax(gold, axis=1)
+    rows = x[mask]
+    scale = np.where(rows.std(axis=0) > 0, rows.std(axis=0), 1.0)
+    z = (x - rows.mean(axis=0)) / scale
+    w = np.zeros(z.shape[2])
+    for _ in range(_NEWTON_STEPS):
+        logits = np.where(mask, z @ w, -np.inf)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        expected = np.einsum("ik,ikd->id", p, z)
+        gradient = (z[np.arange(len(z)), target] - expected).sum(axis=0) - _L2 * len(z) * w
+        centred = z - expected[:, None, :]
+        hessian = np.einsum("ik,ikd,ike->de", p, centred, centred) + _L2 * len(z) * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w += step
+        if np.abs(step).max() < 1e-6:
+            break
+    weights = np.zeros(len(use))
+    weights[use] = w / scale
+    return weights
+
+
+def top1_correct(x: np.ndarray, mask: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    scores = np.where(mask, x @ weights, -np.inf)
+    best = np.argmax(scores, axis=1)  # the first of equal scores: the dictionary's order breaks ties
+    return gold[np.arange(len(gold)), best] & mask.any(axis=1)
+
+
+def cross_validated(x, mask, gold, use, folds: np.ndarray) -> np.ndarray:
+    """Per item: is its top-1 right under weights fitted on the other folds?"""
+    correct = np.zeros(len(x), dtype=bool)
+    for fold in np.unique(folds):
+        held = folds == fold
+        weights = fit_logit(x[~held], mask[~held], gold[~held], use)
+        correct[held] = top1_correct(x[held], mask[held], gold[held], weights)
+    return correct
+
+
+def select_features(x, mask, gold, folds, candidates: list[str]) -> tuple[np.ndarray, list[dict]]:
+    """Backward elimination on pooled cross-validated acc@1: drop a feature while that does not hurt."""
+    use = np.array([name in candidates for name in FEATURE_NAMES])
+    trail = [{"features": [n for n, u in zip(FEATURE_NAMES, use) if u],
+              "cv_acc@1": round(float(cross_validated(x, mask, gold, use, folds).mean()), 4)}]
+    while use.sum() > 1:
+        best_drop, best_score = None, trail[-1]["cv_acc@1"]
+        for index in np.flatnonzero(use):
+            trial = use.copy()
+            trial[index] = False
+            score = round(float(cross_validated(x, mask, gold, trial, folds).mean()), 4)
+            if score >= best_score:
+                best_drop, best_score = index, score
+        if best_drop is None:
+            break
+        use[best_drop] = False
+        trail.append({"dropped": FEATURE_NAMES[best_drop], "cv_acc@1": best_score})
+    return use, trail
+
+
+def per_set(items: list[ItemCandidates], correct: np.ndarray) -> dict[str, float]:
+    names = sorted({item.set_name for item in items})
+    return {name: round(float(np.mean([c for item, c in zip(items, correct) if item.set_name == name])), 4)
+            for name in names}
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    from daemon.eval import SUITE_DIR
+
+    suite = args.suite or SUITE_DIR
+    items = _cached_items(args.features, suite, args.limit)
+    lm = CharNgramLM.load(args.lm)
+    model_scores = _model_scores(args.model, items, args.features) if args.model else None
+    features = [item_features(item, lm, model_scores[i] if model_scores else None) for i, item in enumerate(items)]
+    x, mask, gold = as_arrays(features, items)
+    folds = np.random.default_rng(20261201).permutation(len(items)) % args.folds
+    report = {"items": len(items), "folds": args.folds, "oracle@10": per_set(items, gold.any(axis=1))}
+    baselines = {"dictionary": Weights(rank=-1.0), "dictionary+context": Weights(cost=-1.0, context=1.0)}
+    for name, weights in baselines.items():
+        report[name] = per_set(items, top1_correct(x, mask, gold, np.array(weights.vector())))
+    names = [n for n in FEATURE_NAMES if n != "model" or args.model]
+    use, trail = select_features(x, mask, gold, folds, names)
+    report["selection"] = trail
+    report["cv"] = per_set(items, cross_validated(x, mask, gold, use, folds))
+    report["cv_pooled"] = round(float(cross_validated(x, mask, gold, use, folds).mean()), 4)
+    report["weights"] = asdict(Weights.of(fit_logit(x, mask, gold, use)))
+    print(json.dumps(report, ensure_ascii=False))
+    return 0
+
+
+def _cached_items(cache: Path | None, suite: Path, limit: int | None) -> list[ItemCandidates]:
+    if cache is not None and cache.is_file():
+        return [ItemCandidates(**json.loads(line)) for line in cache.read_text(encoding="utf-8").splitlines()]
+    items = collect_items(suite, limit)
+    if cache is not None:
+        cache.write_text("".join(json.dumps(asdict(i), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    return items
+
+
+def _model_scores(model: str, items: list[ItemCandidates], cache: Path | None) -> list[list[float]]:
+    """The neural model's log-probability of every candidate (cached beside the item cache)."""
+    path = cache.with_suffix(".model.json") if cache is not None else None
+    if path is not None and path.is_file():
+        return json.loads(path.read_text())
+    from daemon.engine import Engine, ModelState
+
+    engine = Engine(n_threads=2)
+    engine.load(model)
+    if engine.wait().state is not ModelState.READY:
+        raise SystemExit(f"tsuzuri-lm: model {model} did not load")
+    session = engine.session()
+    scores = []
+    for index, item in enumerate(items):
+        found = engine.score(item.reading, item.context, item.texts, session) if item.texts else []
+        scores.append([s if math.isfinite(s) else -1e9 for s in found])
+        if index % 500 == 0:
+            print(f"tsuzuri-lm: model scores {index}/{len(items)}", file=sys.stderr)
+    engine.close()
+    if path is not None:
+        path.write_text(json.dumps(scores))
+    return scores

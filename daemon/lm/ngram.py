@@ -1,0 +1,294 @@
+"""A character n-gram language model: interpolated modified Kneser–Ney, stored as a trie of numpy arrays.
+
+Characters, not words: a candidate is scored as typed, so the daemon needs no tokenizer at run time (only
+numpy), and the dictionary's segmentation never has to agree with the training corpus's.
+
+Layout. Id 0 is BOS (a line start; never predicted), id 1 is UNK (a character too rare for the vocabulary).
+Level 1 is dense over the vocabulary. A level-k node (k ≥ 2) is an n-gram whose first k−1 characters are a
+level-(k−1) node `parent`; its key is parent · V + last character, and each level is sorted by key, so a
+lookup is one binary search per level. Every node holds the interpolated log-probability of its last
+character given the rest (the ARPA form of interpolated KN) and, below the top order, the log back-off weight
+that applies when it is a context whose continuation was pruned or never seen.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+BOS = 0
+UNK = 1
+FILE_MAGIC = b"TSZLM001"
+_ALIGN = 64
+_NOT_FOUND = -1
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    order: int = 5
+    # Characters seen fewer times than this share UNK.
+    min_char_count: int = 3
+    # Raw-count cutoffs for orders 2, 3, …, order (a shorter list repeats its last value). Non-decreasing, so
+    # a kept n-gram's prefix and suffix are kept as well.
+    cutoffs: tuple[int, ...] = (2, 3, 5, 8)
+
+    def cutoff(self, order: int) -> int:
+        return self.cutoffs[min(order - 2, len(self.cutoffs) - 1)] if order >= 2 else 1
+
+
+def normalise(text: str) -> str:
+    """What the model sees: NFKC (evaluation compares after NFKC too), line breaks as spaces."""
+    return unicodedata.normalize("NFKC", text).replace("\n", " ")
+
+
+class CharNgramLM:
+    """A built model: score candidate strings after an optional left context."""
+
+    def __init__(self, order: int, chars: str, keys: list[np.ndarray], logprob: list[np.ndarray],
+                 backoff: list[np.ndarray], meta: dict | None = None):
+        self.order = order
+        self.chars = chars  # id - 2 -> character (ids 0 and 1 are BOS and UNK)
+        self.vocab_size = len(chars) + 2
+        self._ids = {ch: i + 2 for i, ch in enumerate(chars)}
+        self.keys = keys        # [level 2 … order]: sorted uint32 or uint64
+        self.logprob = logprob  # [level 1 … order]: float16, natural log
+        self.backoff = backoff  # [level 1 … order−1]: float16, natural log
+        self.meta = meta or {}
+
+    def encode(self, text: str) -> list[int]:
+        ids = self._ids
+        return [ids.get(ch, UNK) for ch in normalise(text)]
+
+    def score(self, texts: Sequence[str], context: str = "") -> list[float]:
+        """Natural-log probability of each text after `context` (a line start when empty or short)."""
+        history = self.encode(context)[-(self.order - 1):] if context else []
+        if len(history) < self.order - 1:
+            history = [BOS] + history
+        # One stream for all texts, each after its own copy of the history and a separator (−1) that no
+        # n-gram crosses; every character of every text is scored in one vectorised pass.
+        stream, targets, owners = [], [], []
+        for index, text in enumerate(texts):
+            stream.append(_NOT_FOUND)
+            stream += history
+            encoded = self.encode(text)
+            targets += range(len(stream), len(stream) + len(encoded))
+            owners += [index] * len(encoded)
+            stream += encoded
+        logp = self._char_logprobs(np.asarray(stream, dtype=np.int64), np.asarray(targets, dtype=np.int64))
+        return np.bincount(np.asarray(owners, dtype=np.int64), weights=logp, minlength=len(texts)).tolist()
+
+    def char_logprob(self, history: Sequence[int], target: int) -> float:
+        """log P(target | history) for ids (tests check normalisation with it)."""
+        stream = np.asarray([_NOT_FOUND, *history, target], dtype=np.int64)
+        return float(self._char_logprobs(stream, np.asarray([len(stream) - 1]))[0])
+
+    def _char_logprobs(self, stream: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        nodes = self._nodes(stream)
+        result = np.zeros(len(targets), dtype=np.float64)
+        pending = np.ones(len(targets), dtype=bool)
+        for m in range(self.order, 0, -1):
+            start = targets - m + 1
+            inside = start >= 0
+            full = np.full(len(targets), _NOT_FOUND, dtype=np.int64)
+            full[inside] = nodes[m - 1][start[inside]]
+            hit = pending & (full >= 0)
+            result[hit] += self.logprob[m - 1][full[hit]]
+            pending &= ~hit
+            if m >= 2:
+                context = np.full(len(targets), _NOT_FOUND, dtype=np.int64)
+                context[inside] = nodes[m - 2][start[inside]]
+                backs = pending & (context >= 0)
+                result[backs] += self.backoff[m - 2][context[backs]]
+        return result
+
+    def _nodes(self, stream: np.ndarray) -> list[np.ndarray]:
+        """nodes[k-1][j]: the level-k node of stream[j : j+k], or −1 (unknown, past the end, or crossing a
+        separator or a BOS that is not first)."""
+        level = np.where(stream >= 0, stream, _NOT_FOUND)
+        nodes = [level]
+        for k in range(2, self.order + 1):
+            parent = level[:len(stream) - k + 1]
+            last = stream[k - 1:]
+            ok = (parent >= 0) & (last > BOS)
+            table = self.keys[k - 2]
+            # In the table's own type (every key of a known parent fits): searchsorted would otherwise
+            # convert the whole table on each call.
+            key = (np.where(ok, parent, 0) * self.vocab_size + np.where(ok, last, 0)).astype(table.dtype)
+            position = np.minimum(np.searchsorted(table, key), max(len(table) - 1, 0))
+            found = ok & (table[position] == key) if len(table) else np.zeros_like(ok)
+            level = np.concatenate([np.where(found, position, _NOT_FOUND),
+                                    np.full(k - 1, _NOT_FOUND, dtype=np.int64)])
+            nodes.append(level)
+        return nodes
+
+    # --- storage: a JSON header, then the arrays at aligned offsets, read back memory-mapped ---
+
+    def save(self, path: Path) -> None:
+        arrays = {"logprob1": self.logprob[0], "backoff1": self.backoff[0]}
+        for k in range(2, self.order + 1):
+            arrays[f"keys{k}"] = self.keys[k - 2]
+            arrays[f"logprob{k}"] = self.logprob[k - 1]
+            if k < self.order:
+                arrays[f"backoff{k}"] = self.backoff[k - 1]
+        layout, offset = {}, 0
+        for name, array in arrays.items():
+            layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
+            offset += -(-array.nbytes // _ALIGN) * _ALIGN
+        header = json.dumps({"order": self.order, "chars": self.chars, "arrays": layout, "meta": self.meta},
+                            ensure_ascii=False).encode("utf-8")
+        start = -(-(len(FILE_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+        tmp = path.with_name(path.name + ".partial")
+        with tmp.open("wb") as out:
+            out.write(FILE_MAGIC + len(header).to_bytes(8, "little") + header)
+            for name, array in arrays.items():
+                out.seek(start + layout[name]["offset"])
+                out.write(np.ascontiguousarray(array).tobytes())
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> CharNgramLM:
+        with Path(path).open("rb") as file:
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        if mapped[:len(FILE_MAGIC)] != FILE_MAGIC:
+            raise ValueError(f"{path} is not a Tsuzuri language model")
+        size = int.from_bytes(mapped[len(FILE_MAGIC):len(FILE_MAGIC) + 8], "little")
+        header = json.loads(mapped[len(FILE_MAGIC) + 8:len(FILE_MAGIC) + 8 + size].decode("utf-8"))
+        start = -(-(len(FILE_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+
+        def array(name: str) -> np.ndarray:
+            spec = header["arrays"][name]
+            count = int(np.prod(spec["shape"]))
+            return np.frombuffer(mapped, dtype=np.dtype(spec["dtype"]), count=count,
+                                 offset=start + spec["offset"]).reshape(spec["shape"])
+
+        order = header["order"]
+        return cls(order, header["chars"], [array(f"keys{k}") for k in range(2, order + 1)],
+                   [array(f"logprob{k}") for k in range(1, order + 1)],
+                   [array(f"backoff{k}") for k in range(1, order)], header.get("meta"))
+
+
+def build(lines: Iterable[str], options: BuildOptions = BuildOptions()) -> CharNgramLM:
+    """Count every n-gram of the lines (each after a BOS) and turn the counts into interpolated modified KN."""
+    codepoints = np.frombuffer(("\n" + "\n".join(normalise(line) for line in lines)).encode("utf-32-le"),
+                               dtype=np.uint32)
+    is_break = codepoints == ord("\n")
+    distinct, counts = np.unique(codepoints[~is_break], return_counts=True)
+    kept = distinct[counts >= options.min_char_count]
+    # Ids by frequency keep frequent keys small; ties by code point, so builds are reproducible.
+    kept_counts = counts[counts >= options.min_char_count]
+    by_frequency = kept[np.lexsort((kept, -kept_counts))]
+    lookup = np.full(max(int(codepoints.max(initial=0)) + 1, 1), UNK, dtype=np.int64)
+    lookup[by_frequency] = np.arange(len(by_frequency)) + 2
+    stream = np.where(is_break, BOS, lookup[codepoints])
+    chars = "".join(map(chr, by_frequency.tolist()))
+    vocab_size = len(chars) + 2
+    return _estimate(stream, vocab_size, chars, options)
+
+
+def _estimate(stream: np.ndarray, vocab_size: int, chars: str, options: BuildOptions) -> CharNgramLM:
+    """Counts of every level (unpruned), then KN probabilities, then pruning and renumbering."""
+    levels = [_Level(np.zeros(0, dtype=np.uint64), np.bincount(stream, minlength=vocab_size),
+                     np.zeros(0, dtype=np.int64))]
+    starts = stream.astype(np.int64)  # the level-k node of the n-gram starting at each position, or −1
+    for k in range(2, options.order + 1):
+        parent = starts[:len(stream) - k + 1]
+        last = stream[k - 1:]
+        valid = (parent >= 0) & (last != BOS)
+        key = parent[valid].astype(np.uint64) * np.uint64(vocab_size) + last[valid].astype(np.uint64)
+        level_keys, first, inverse, count = np.unique(key, return_index=True, return_inverse=True,
+                                                      return_counts=True)
+        positions = np.flatnonzero(valid)
+        # The suffix (the k−1 characters after the first) starts one position later.
+        levels.append(_Level(level_keys, count, starts[positions[first] + 1]))
+        starts = np.full(len(stream), _NOT_FOUND, dtype=np.int64)
+        starts[positions] = inverse.reshape(-1)
+    return _kneser_ney(levels, vocab_size, chars, options)
+
+
+@dataclass(frozen=True)
+class _Level:
+    keys: np.ndarray    # parent · V + last id, sorted (empty for level 1, which is dense)
+    raw: np.ndarray     # occurrences
+    suffix: np.ndarray  # node of the n-gram without its first id, one level down (empty for level 1)
+
+
+def _kneser_ney(levels: list[_Level], vocab_size: int, chars: str, options: BuildOptions) -> CharNgramLM:
+    """Interpolated modified Kneser–Ney; what pruning removes goes to the back-off weight, computed as the
+    leftover mass, so every context's distribution still sums to one."""
+    order = len(levels)
+    vocab = np.uint64(vocab_size)
+    parents = [np.zeros(0, dtype=np.int64)] + [(level.keys // vocab).astype(np.int64) for level in levels[1:]]
+    first_ids = [np.arange(vocab_size, dtype=np.int64)]
+    for k in range(2, order + 1):
+        first_ids.append(first_ids[-1][parents[k - 1]])
+    kn_counts = []
+    for k in range(1, order + 1):
+        raw = levels[k - 1].raw.astype(np.float64)
+        if k == order:
+            kn_counts.append(raw)
+            continue
+        # N1+(· w), distinct left extensions; an n-gram after BOS has none, so it keeps its raw count.
+        continuation = np.bincount(levels[k].suffix, minlength=len(raw)).astype(np.float64)
+        kn_counts.append(np.where(first_ids[k - 1] == BOS, raw, continuation))
+    keep = [np.ones(vocab_size, dtype=bool)] + [levels[k - 1].raw >= options.cutoff(k)
+                                                for k in range(2, order + 1)]
+    # Level 1: interpolated with the uniform distribution over every predictable id (all but BOS).
+    count1 = kn_counts[0].copy()
+    count1[BOS] = 0
+    discounted1 = np.maximum(count1 - _discount(count1, _discounts(count1)), 0)
+    leftover1 = 1.0 - discounted1.sum() / count1.sum()
+    probability = [discounted1 / count1.sum() + leftover1 / (vocab_size - 1)]
+    probability[0][BOS] = 0.0
+    gammas = []
+    for k in range(2, order + 1):
+        count, parent = kn_counts[k - 1], parents[k - 1]
+        discounted = np.maximum(count - _discount(count, _discounts(count)), 0)
+        totals = np.bincount(parent, weights=count, minlength=len(kn_counts[k - 2]))
+        kept_mass = np.bincount(parent[keep[k - 1]], weights=discounted[keep[k - 1]], minlength=len(totals))
+        safe_totals = np.where(totals > 0, totals, 1.0)
+        gamma = np.where(totals > 0, 1.0 - kept_mass / safe_totals, 1.0)
+        gammas.append(gamma)
+        probability.append(discounted / safe_totals[parent] + gamma[parent] * probability[-1][levels[k - 1].suffix])
+    # Keep what survives the cutoffs and renumber; renumbering is monotone, so keys stay sorted.
+    renumbered = [np.arange(vocab_size, dtype=np.int64)]
+    keys = []
+    for k in range(2, order + 1):
+        kept = keep[k - 1]
+        new_parent = renumbered[-1][parents[k - 1][kept]]
+        last = (levels[k - 1].keys[kept] % vocab).astype(np.int64)
+        key_type = _key_type(int(keep[k - 2].sum()), vocab_size)
+        keys.append((new_parent.astype(np.uint64) * vocab + last.astype(np.uint64)).astype(key_type))
+        renumbered.append(np.cumsum(kept) - 1)
+    # Half precision: ~0.01 nats at worst, far below what separates candidates, and half the file.
+    with np.errstate(divide="ignore"):
+        logprob = [np.log(probability[k][keep[k]]).astype(np.float16) for k in range(order)]
+        backoff = [np.log(np.maximum(gammas[k][keep[k]], 1e-30)).astype(np.float16) for k in range(order - 1)]
+    meta = {"options": {"order": order, "min_char_count": options.min_char_count, "cutoffs": list(options.cutoffs)},
+            "ngrams": [int(vocab_size)] + [int(len(key)) for key in keys]}
+    return CharNgramLM(order, chars, keys, logprob, backoff, meta)
+
+
+def _key_type(parents: int, vocab_size: int) -> type:
+    """32-bit keys where every parent · V + id fits (the lower levels), else 64-bit."""
+    return np.uint32 if parents * vocab_size <= 2**32 else np.uint64
+
+
+def _discounts(count: np.ndarray) -> tuple[float, float, float]:
+    """Modified KN discounts D1, D2, D3+ from the counts of counts (Chen & Goodman)."""
+    n1, n2, n3, n4 = (float(np.count_nonzero(count == c)) for c in (1, 2, 3, 4))
+    if min(n1, n2, n3, n4) == 0:  # a tiny corpus: the textbook defaults
+        return 0.5, 1.0, 1.5
+    y = n1 / (n1 + 2 * n2)
+    estimates = (1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3)
+    # Small or odd counts can push an estimate outside [0, c]; a negative one would add mass.
+    return tuple(min(max(d, 0.0), float(c)) for c, d in enumerate(estimates, start=1))
+
+
+def _discount(count: np.ndarray, discounts: tuple[float, float, float]) -> np.ndarray:
+    return np.select([count <= 0, count == 1, count == 2], [0.0, discounts[0], discounts[1]], discounts[2])

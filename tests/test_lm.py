@@ -1,0 +1,156 @@
+"""The character n-gram language model, its rescoring combination and the converter's use of it."""
+
+import math
+
+import numpy as np
+import pytest
+
+import daemon.converter as converter_module
+from daemon.converter import Converter
+from daemon.dictionary import system_dictionary
+from daemon.lm import BuildOptions, CharNgramLM, Features, Weights, build, load_default_language_model
+from daemon.lm.corpus import capped
+from daemon.lm.fit import fit_logit, top1_correct
+from daemon.lm.ngram import BOS
+
+CORPUS = (["今日はいい天気です。", "今日は雨です。", "明日はいい天気でしょう。", "天気がいい。", "いい天気ですね"] * 3
+          + ["サンフランシスコ"] * 20 + ["犬の", "猫の", "鳥の", "家の", "山の", "雨の日は家にいる。"])
+UNPRUNED = BuildOptions(order=4, min_char_count=1, cutoffs=(1,))
+PRUNED = BuildOptions(order=4, min_char_count=2, cutoffs=(1, 2, 3))
+
+
+@pytest.fixture(scope="module")
+def lm() -> CharNgramLM:
+    return build(CORPUS, UNPRUNED)
+
+
+@pytest.mark.parametrize("options", [UNPRUNED, PRUNED])
+@pytest.mark.parametrize("history", ["", "今日", "いい天", "雨の日", "未知の"])
+def test_every_context_is_a_distribution(options, history):
+    model = build(CORPUS, options)
+    ids = [BOS] + model.encode(history)
+    total = sum(math.exp(model.char_logprob(ids[-(model.order - 1):], target))
+                for target in range(BOS + 1, model.vocab_size))
+    # Probabilities are stored in half precision (≈ 5e-4 relative); a wrong back-off is off by far more.
+    assert total == pytest.approx(1.0, abs=2e-3)
+
+
+def test_seen_continuations_beat_unseen_ones(lm):
+    assert lm.score(["天気"], "今日はいい")[0] > lm.score(["転機"], "今日はいい")[0]
+    assert lm.score(["今日はいい天気"])[0] > lm.score(["京はいい天気"])[0]
+
+
+def test_kneser_ney_counts_contexts_not_occurrences(lm):
+    # コ occurs 20 times but only after ス; の occurs 5 times after 5 different characters. After a
+    # context the model never saw, what counts is how many contexts a character follows.
+    assert lm.score(["の"], "空")[0] > lm.score(["コ"], "空")[0]
+
+
+def test_pruning_keeps_fewer_ngrams_and_scores_everything():
+    full, pruned = build(CORPUS, UNPRUNED), build(CORPUS, PRUNED)
+    assert sum(pruned.meta["ngrams"]) < sum(full.meta["ngrams"])
+    assert all(math.isfinite(score) for score in pruned.score(["サンフランシスコ", "見たことのない字𠮷"], "今日"))
+
+
+def test_saved_model_loads_and_scores_the_same(lm, tmp_path):
+    path = tmp_path / "lm.bin"
+    lm.save(path)
+    loaded = CharNgramLM.load(path)
+    texts = ["今日はいい天気", "京はいい転機", "", "サンフランシスコの天気"]
+    for context in ("", "明日は", "サンフラン"):
+        assert loaded.score(texts, context) == pytest.approx(lm.score(texts, context), abs=1e-9)
+    assert loaded.meta == lm.meta and loaded.chars == lm.chars
+
+
+def test_a_file_that_is_no_model_is_skipped(tmp_path):
+    path = tmp_path / "lm.bin"
+    path.write_bytes(b"not a model")
+    assert load_default_language_model(path) is None
+    assert load_default_language_model(tmp_path / "missing.bin") is None
+
+
+def test_scores_of_a_batch_equal_scores_one_by_one(lm):
+    texts = ["今日は", "いい天気", "雨"]
+    assert lm.score(texts, "明日") == pytest.approx([lm.score([t], "明日")[0] for t in texts])
+
+
+def test_capped_spreads_the_sample_and_respects_the_cap():
+    lines = [f"{i:04d}" for i in range(1000)]  # 4,000 characters
+    kept = capped(lines, 400)
+    assert sum(map(len, kept)) <= 400 and len(kept) >= 90
+    assert int(kept[-1]) > 900  # drawn from the whole file, not its beginning
+    assert capped(lines, None) == lines and capped(lines, 10_000) == lines
+
+
+def _features(rank, cost, lm, context=0):
+    return Features(cost=cost, lm=lm, chars=4, morphemes=2, rank=rank, context=context)
+
+
+def test_rescoring_weighs_each_source():
+    from daemon.lm import rescored_order
+
+    candidates = [_features(0, 5.0, -20.0), _features(1, 6.0, -10.0), _features(2, 12.0, -10.0, context=3)]
+    assert rescored_order(candidates, Weights(rank=-1.0)) == [0, 1, 2]
+    assert rescored_order(candidates, Weights(cost=-1.0)) == [0, 1, 2]
+    assert rescored_order(candidates, Weights(cost=-1.0, lm=0.5)) == [1, 0, 2]
+    assert rescored_order(candidates, Weights(cost=-1.0, lm=0.5, context=3.0)) == [2, 1, 0]
+    # Ties keep the dictionary's order; a zero weight ignores its source.
+    assert rescored_order(candidates, Weights(lm=1.0)) == [1, 2, 0]
+    assert rescored_order(candidates, Weights(chars=1.0)) == [0, 1, 2]
+
+
+def test_fitted_weights_follow_the_signal():
+    rng = np.random.default_rng(0)
+    items, k = 200, 5
+    x = rng.normal(size=(items, k, 7))
+    gold = np.zeros((items, k), dtype=bool)
+    gold[np.arange(items), np.argmax(x[:, :, 1], axis=1)] = True  # the best "lm" is always right
+    mask = np.ones((items, k), dtype=bool)
+    use = np.array([True, True, False, False, False, False, False])
+    weights = fit_logit(x, mask, gold, use)
+    assert weights[1] > 0 and weights[2:].tolist() == [0.0] * 5
+    assert top1_correct(x, mask, gold, weights).mean() > 0.95
+
+
+def test_converter_rescores_with_the_language_model(lm, monkeypatch):
+    dictionary = system_dictionary()
+    reading = "かいとう"
+    top = [c.surface for c in dictionary.convert(reading, 10)]
+    favourite = max(top, key=lambda text: lm.score([text])[0])
+    monkeypatch.setattr(converter_module, "WEIGHTS_WITHOUT_MODEL", Weights(lm=1.0))
+    with_lm = Converter(dictionary=dictionary, language_model=lm).candidates(reading)
+    assert with_lm[0].text == favourite and with_lm[0].source == "dictionary"
+    assert [c.text for c in Converter(dictionary=dictionary).candidates(reading)][:len(top)] == top
+    assert {c.text for c in with_lm} >= set(top)
+
+
+def test_training_sources_are_the_training_splits_only(tmp_path):
+    import json
+
+    from daemon.lm.corpus import read_sources
+
+    (tmp_path / "text").mkdir()
+    (tmp_path / "text" / "news.txt").write_text("一行目\n\n二行目\n", encoding="utf-8")
+    (tmp_path / "text" / "aozora_works.tsv").write_text("id\ttitle\n", encoding="utf-8")
+    (tmp_path / "wac").mkdir()
+    for split in ("train", "dev", "test"):
+        (tmp_path / "wac" / f"{split}.jsonl").write_text(json.dumps({"text": f"{split}の文"}) + "\n", encoding="utf-8")
+    (tmp_path / "anthy").mkdir()
+    (tmp_path / "anthy" / "train.jsonl").write_text(
+        json.dumps({"surface_segments": ["今日は", "晴れ"]}) + "\n", encoding="utf-8")
+    sources = {source.name: source.lines for source in read_sources(tmp_path)}
+    assert sources == {"news": ["一行目", "二行目"], "wac_train": ["trainの文"], "anthy_train": ["今日は晴れ"]}
+
+
+def test_eval_takes_the_language_model_it_is_given(lm, tmp_path):
+    import argparse
+
+    from daemon.eval import ConverterUnavailable, _language_model
+
+    path = tmp_path / "lm.bin"
+    lm.save(path)
+    assert _language_model(argparse.Namespace(lm=path, no_lm=False)).chars == lm.chars
+    assert _language_model(argparse.Namespace(lm=path, no_lm=True)) is None
+    (tmp_path / "broken.bin").write_bytes(b"broken")
+    with pytest.raises(ConverterUnavailable):
+        _language_model(argparse.Namespace(lm=tmp_path / "broken.bin", no_lm=False))
