@@ -73,11 +73,21 @@ def addon_build(tmp_path_factory):
     if reason is not None:
         pytest.skip(reason)
     build = tmp_path_factory.mktemp("fcitx5-build")
-    for step in (["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+    for step in (["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                  "-DTSUZURI_USER_INSTALL=ON"],
                  ["cmake", "--build", str(build), "-j2"]):
         done = subprocess.run(step, capture_output=True, text=True)
         assert done.returncode == 0, done.stdout + done.stderr
     return build
+
+
+def install_for_user(build: Path, home: Path) -> None:
+    """`cmake --install` of a TSUZURI_USER_INSTALL build, as the README's per-user install runs it."""
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("XDG_DATA_HOME", None)
+    for step in (["cmake", "-S", str(ADDON_SOURCE), "-B", str(build)], ["cmake", "--install", str(build)]):
+        done = subprocess.run(step, capture_output=True, text=True, env=env)  # the first step re-reads HOME
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -90,16 +100,14 @@ def fcitx_bus(addon_build, fcitx_root):
     """A private session bus with fcitx5 and the addon on it; yields the bus address. The bus activates
     what fcitx_root/services describes: nothing, unless a test puts the daemon's .service file there."""
     root = fcitx_root
-    for kind, conf in (("addon", "tsuzuri-addon.conf"), ("inputmethod", "tsuzuri.conf")):
-        (root / "data" / "fcitx5" / kind).mkdir(parents=True)
-        shutil.copy(ADDON_SOURCE / "data" / conf, root / "data" / "fcitx5" / kind / "tsuzuri.conf")
+    install_for_user(addon_build, root)  # into root/.local, found as the README says
     (root / "config" / "fcitx5").mkdir(parents=True)
     (root / "config" / "fcitx5" / "profile").write_text(PROFILE)
     (root / "services").mkdir()
     with activating_bus(root, root / "services") as address:
-        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_DATA_HOME": str(root / "data"),
-               "XDG_CONFIG_HOME": str(root / "config"), "XDG_RUNTIME_DIR": str(root),
-               "FCITX_ADDON_DIRS": f"{addon_build}:{fcitx_addon_dir()}"}
+        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": str(root),
+               "XDG_DATA_HOME": str(root / ".local" / "share"), "XDG_CONFIG_HOME": str(root / "config"),
+               "XDG_RUNTIME_DIR": str(root), "FCITX_ADDON_DIRS": f"{root / '.local/lib/fcitx5'}:{fcitx_addon_dir()}"}
         env.pop("DISPLAY", None)
         env.pop("WAYLAND_DISPLAY", None)
         log_path = root / "fcitx5.log"
