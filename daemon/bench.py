@@ -109,9 +109,11 @@ def engine_benchmark(sizes: list[str], threads: int, repeat: int, dtype: str) ->
     return {"reading": READING, "threads": threads, "dtype": dtype, "models": models}
 
 
-def _rss_mib(pid: int) -> float:
+def _rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory in MiB; field RssAnon leaves out the memory-mapped dictionary and language model,
+    whose pages come in as readings touch them (not a leak)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return round(int(line.split()[1]) / 1024, 1)
     return 0.0
 
@@ -163,29 +165,72 @@ def _percentiles(values: list[float]) -> dict:
     return {"n": len(values), "p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1], 3)}
 
 
-async def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
+SOAK_SESSIONS_PER_PROCESS = 25  # people type from many programs, and the daemon allows 64 sessions a process
+SOAK_WARM_UP_S = 5.0
+
+
+def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
+    """Crowds of typists in child processes start together at a wall-clock moment, after each session
+    has typed and converted once (its memory is then in place); RSS is read then and after the typing."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from daemon.client import connect, wait_for_status
+
+    async def status() -> tuple[str, str, str]:
+        bus = await connect(address)
+        try:
+            return await wait_for_status(bus, 60)
+        finally:
+            bus.disconnect()
+
+    state, model, _ = asyncio.run(status())
+    crowds = [range(first, min(first + SOAK_SESSIONS_PER_PROCESS, sessions))
+              for first in range(0, sessions, SOAK_SESSIONS_PER_PROCESS)]
+    start_at = time.time() + SOAK_WARM_UP_S + 0.1 * sessions
+    with ProcessPoolExecutor(max_workers=len(crowds)) as pool:
+        typing = [pool.submit(_soak_crowd, address, list(crowd), start_at, start_at + seconds) for crowd in crowds]
+        time.sleep(max(start_at - time.time(), 0))
+        rss_start, anon_start = _rss_mib(daemon_pid), _rss_mib(daemon_pid, "RssAnon")
+        results = [future.result() for future in typing]
+        rss_end, anon_end = _rss_mib(daemon_pid), _rss_mib(daemon_pid, "RssAnon")
+        # The typists' connections are gone: their sessions must be too. Then a new crowd types once.
+        reaped = asyncio.run(_count_reaped(address, [path for result in results for path in result["paths"]]))
+        churn_ok = sum(pool.map(_churn_crowd, [address] * len(crowds), [len(crowd) for crowd in crowds]))
+    latencies = {kind: [ms for result in results for ms in result["latency_ms"][kind]] for kind in SOAK_KINDS}
+    errors = [error for result in results for error in result["errors"]]
+    return {"sessions": sessions, "processes": len(crowds), "seconds": seconds, "model": model, "model_state": state,
+            "latency_ms": {kind: _percentiles(values) for kind, values in latencies.items()},
+            "errors": len(errors), "error_examples": errors[:3],
+            "rss_mib": {"start": rss_start, "end": rss_end, "growth": round(rss_end - rss_start, 1),
+                        "anonymous_growth": round(anon_end - anon_start, 1)},
+            "reaped": f"{reaped}/{sessions}", "served_after_churn": f"{churn_ok}/{sessions}"}
+
+
+SOAK_KINDS = ("key", "space", "return")
+
+
+def _soak_crowd(address: str, indices: list[int], start_at: float, until: float) -> dict:
+    return asyncio.run(_typists(address, indices, start_at, until))
+
+
+async def _typists(address: str, indices: list[int], start_at: float, until: float) -> dict:
     import random
 
-    from daemon.client import ClientError, Session, call, connect, wait_for_status
+    from daemon.client import ClientError, Session, connect
 
-    first = await connect(address)
-    status = await wait_for_status(first, 60)
-    latencies: dict[str, list[float]] = {"key": [], "space": [], "return": []}
+    latencies: dict[str, list[float]] = {kind: [] for kind in SOAK_KINDS}
     errors: list[str] = []
-
-    ready, go = asyncio.Barrier(sessions + 1), asyncio.Event()
-    window: list[float] = []  # when the measured typing ends
 
     async def typist(index: int) -> str:
         bus = await connect(address)
         session = await Session.create(bus)
         rng = random.Random(index)
-        for name in [*SOAK_PHRASES[0], "space", "Return"]:  # warm-up: the session's memory is in place
+        # Warm-up: two phrases, the second with the first as left context (the model's first call for
+        # this session), so that the session's memory is in place before RSS is read.
+        for name in [*SOAK_PHRASES[0], "space", "Return", *SOAK_PHRASES[1], "space", "Return"]:
             await session.key(name)
-        await ready.wait()
-        await go.wait()
-        await asyncio.sleep(rng.uniform(0, 1))  # people do not start in step
-        while time.monotonic() < window[0]:
+        await asyncio.sleep(max(start_at - time.time(), 0) + rng.uniform(0, 1))  # people do not start in step
+        while time.time() < until:
             for name in [*rng.choice(SOAK_PHRASES), "space", "Return"]:
                 kind = {"space": "space", "Return": "return"}.get(name, "key")
                 start = time.perf_counter()
@@ -198,32 +243,34 @@ async def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) ->
         bus.disconnect()
         return session.path
 
-    typists = [asyncio.ensure_future(typist(i)) for i in range(sessions)]
-    await ready.wait()
-    rss_start = _rss_mib(daemon_pid)
-    window.append(time.monotonic() + seconds)
-    go.set()
-    paths = await asyncio.gather(*typists)
-    rss_end = _rss_mib(daemon_pid)
-    # The typists' connections are gone: their sessions must be too.
+    paths = await asyncio.gather(*(typist(index) for index in indices))
+    return {"latency_ms": latencies, "errors": errors, "paths": paths}
+
+
+async def _count_reaped(address: str, paths: list[str]) -> int:
+    from daemon.client import ClientError, call, connect
+
+    bus = await connect(address)
     reaped = 0
     for path in paths:
         for _ in range(50):
             try:
-                await call(first, "Send", "ay", [b""], path, "org.tsuzuri.Tsuzuri1.Session")
+                await call(bus, "Send", "ay", [b""], path, "org.tsuzuri.Tsuzuri1.Session")
             except ClientError as error:
                 if "UnknownSession" in str(error):
                     reaped += 1
                     break
             await asyncio.sleep(0.02)
-    # Churn: a new crowd connects and types once.
-    churn_ok = sum(await asyncio.gather(*(_type_once(address, connect, Session) for _ in range(sessions))))
-    first.disconnect()
-    return {"sessions": sessions, "seconds": seconds, "model": status[1], "model_state": status[0],
-            "latency_ms": {kind: _percentiles(values) for kind, values in latencies.items()},
-            "errors": len(errors), "error_examples": errors[:3],
-            "rss_mib": {"start": rss_start, "end": rss_end, "growth": round(rss_end - rss_start, 1)},
-            "reaped": f"{reaped}/{len(paths)}", "served_after_churn": f"{churn_ok}/{sessions}"}
+    bus.disconnect()
+    return reaped
+
+
+def _churn_crowd(address: str, count: int) -> int:
+    from daemon.client import Session, connect
+
+    async def crowd() -> int:
+        return sum(await asyncio.gather(*(_type_once(address, connect, Session) for _ in range(count))))
+    return asyncio.run(crowd())
 
 
 async def _type_once(address: str, connect, session_class) -> bool:
@@ -240,7 +287,7 @@ async def _type_once(address: str, connect, session_class) -> bool:
 
 
 def _with_daemon(model: str | None, measure):
-    """Runs `measure(address, daemon_pid)` against the real daemon on a private bus."""
+    """Runs `measure(address, daemon_pid)` against the real daemon on a private bus; its result."""
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-") as tmp:
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                                stdout=subprocess.PIPE, text=True)
@@ -251,7 +298,7 @@ def _with_daemon(model: str | None, measure):
             command += ["--model", model if model != "none" else f"{tmp}/no-model.gguf"]
         daemon = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         try:
-            return asyncio.run(measure(address, daemon.pid))
+            return measure(address, daemon.pid)
         finally:
             daemon.terminate()
             daemon.wait(30)
@@ -269,7 +316,7 @@ def dbus_benchmark(size: str, keys: int) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-model-") as tmp:
         model = write_random_model(Path(tmp) / f"{size}.gguf", size, seed=0, dtype="q8_0")
-        result = _with_daemon(str(model), lambda address, pid: _dbus_measurements(address, pid, keys))
+        result = _with_daemon(str(model), lambda address, pid: asyncio.run(_dbus_measurements(address, pid, keys)))
     return {"model": size, "keys": keys, **result}
 
 

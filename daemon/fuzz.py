@@ -173,7 +173,7 @@ async def _fuzz_dbus(address: str, count: int, seed: int) -> dict:
 def fuzz_over_dbus(count: int, seed: int) -> dict:
     from daemon.bench import _with_daemon
 
-    return _with_daemon("none", lambda address, _pid: _fuzz_dbus(address, count, seed))
+    return _with_daemon("none", lambda address, _pid: asyncio.run(_fuzz_dbus(address, count, seed)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -394,13 +394,14 @@ class InputSession:
     # -- live conversion ----------------------------------------------------------------------------
 
     def live_conversion(self) -> str | None:
-        """The top candidate for the current composition (slow: the caller runs it off the event loop
-        and drops it if a newer key arrived meanwhile). None in secret fields: what is typed there is
-        shown as typed and sent nowhere else."""
+        """The top candidate for the current composition (the caller runs it off the event loop and drops
+        it if a newer key arrived meanwhile). None in secret fields: what is typed there is shown as typed
+        and sent nowhere else. Per key, the dictionary and the language model decide (about 2 ms); the
+        neural model has its say when the user converts."""
         if not self.settings.live_conversion or self.phase is not Phase.COMPOSING or self.private:
             return None
-        candidates = self.converter.candidates(self.composer.reading(), self.context, 1, self.model_session,
-                                               self.personal_data)
+        candidates = self.converter.candidates(self.composer.reading(), self.context, 1,
+                                               personal=self.personal_data, use_model=False)
         return candidates[0].text if candidates else None
 
     def show_live(self, text: str | None, request_id: int = 0) -> Output:

@@ -1,14 +1,19 @@
 """The character n-gram language model, its rescoring combination and the converter's use of it."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import daemon.converter as converter_module
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
-from daemon.lm import BuildOptions, CharNgramLM, Features, Weights, build, load_default_language_model
+from daemon.lm import (WEIGHTS_WITH_MODEL, BuildOptions, CharNgramLM, Features, Weights, build,
+                       floored_model_scores, load_default_language_model, model_can_change_the_choice,
+                       rescored_order)
 from daemon.lm.corpus import capped
 from daemon.lm.fit import fit_logit, top1_correct
 from daemon.lm.ngram import BOS
@@ -154,3 +159,18 @@ def test_eval_takes_the_language_model_it_is_given(lm, tmp_path):
     (tmp_path / "broken.bin").write_bytes(b"broken")
     with pytest.raises(ConverterUnavailable):
         _language_model(argparse.Namespace(lm=tmp_path / "broken.bin", no_lm=False))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 30), st.floats(-60, 0), st.integers(1, 20), st.integers(1, 8),
+                          st.integers(0, 3), st.floats(-40, 0)), min_size=1, max_size=10))
+def test_asking_the_model_only_when_it_could_change_the_choice_keeps_the_first_candidate(rows):
+    """The equivalence behind Converter's model gate: the same first candidate as always asking the model."""
+    weights = WEIGHTS_WITH_MODEL
+    plain = [Features(cost, lm, chars, morphemes, rank, context) for rank, (cost, lm, chars, morphemes, context, _)
+             in enumerate(rows)]
+    model = floored_model_scores([row[5] for row in rows])
+    asked = [replace(features, model=m) for features, m in zip(plain, model)]
+    always = rescored_order(asked, weights)[0]
+    gated = rescored_order(asked if model_can_change_the_choice(plain, weights) else plain, weights)[0]
+    assert gated == always

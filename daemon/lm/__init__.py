@@ -8,7 +8,7 @@ from pathlib import Path
 from daemon.lm.ngram import BuildOptions, CharNgramLM, build
 from daemon.userdata.storage import user_data_dir
 from daemon.lm.rescoring import (FEATURE_NAMES, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, Features, Weights,
-                                 floored_model_scores, rescored_order)
+                                 floored_model_scores, model_can_change_the_choice, rescored_order)
 
 log = logging.getLogger(__name__)
 
@@ -42,4 +42,4 @@ def load_default_language_model(path: Path | None = None) -> CharNgramLM | None:
 
 __all__ = ["BuildOptions", "CharNgramLM", "FEATURE_NAMES", "Features", "LM_FILE_NAME", "WEIGHTS_WITHOUT_MODEL",
            "WEIGHTS_WITH_MODEL", "Weights", "build", "default_lm_path", "user_lm_path", "floored_model_scores",
-           "load_default_language_model", "rescored_order"]
+           "load_default_language_model", "model_can_change_the_choice", "rescored_order"]

@@ -72,3 +72,13 @@ def floored_model_scores(scores: Sequence[float], floor: float = MODEL_FLOOR) ->
 # where there is left context (it is zero otherwise): without context it made every set but none better.
 WEIGHTS_WITHOUT_MODEL = Weights(cost=-0.9046, lm=0.3171, chars=0.1112, morphemes=-0.5826, context=1.2101)
 WEIGHTS_WITH_MODEL = Weights(cost=-0.8548, lm=0.2834, morphemes=-0.5978, context=1.1707, model=0.3766)
+
+
+def model_can_change_the_choice(candidates: Sequence[Features], weights: Weights) -> bool:
+    """Whether the model's scores could change which candidate comes first. `candidates` are scored without
+    the model (model = 0). Floored, the model's term differs between candidates by at most
+    |weight| · MODEL_FLOOR, so a larger lead over the runner-up stands whatever the model says."""
+    if len(candidates) < 2 or weights.model == 0:
+        return False
+    scores = sorted((weights.score(features) for features in candidates), reverse=True)
+    return scores[0] - scores[1] <= abs(weights.model) * MODEL_FLOOR
