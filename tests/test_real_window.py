@@ -9,6 +9,9 @@ the frameworks' own packages; skips without them.
 import os
 import signal
 import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -26,164 +29,128 @@ def display():
         yield name
 
 
-# -- IBus -------------------------------------------------------------------------------------------
+@dataclass
+class Desktop:
+    """A GTK window typed into through one framework, with tsuzuri-daemon behind it."""
+    framework: str  # "ibus" or "fcitx5"
+    window: Window
+    daemon: subprocess.Popen
+    keyboard: str  # the framework's plain keyboard input method, to switch to
 
-@pytest.fixture
-def ibus_window(ibus_env, display, tmp_path):  # noqa: F811
-    address = subprocess.run(["ibus", "address"], env=ibus_env, capture_output=True, text=True).stdout.strip()
-    env = {**ibus_env, "DISPLAY": display, "GTK_IM_MODULE": "ibus", "IBUS_ADDRESS": address, "NO_AT_BRIDGE": "1"}
-    with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL) as daemon:
+    def use(self, input_method: str) -> None:
+        """Makes the focused field use `input_method`."""
+        env = self.window.env
+        if self.framework == "ibus":
+            # `ibus engine NAME` exits 1 although it sets the engine (IBus 1.5.27): what counts is what it
+            # reports next.
+            subprocess.run(["ibus", "engine", input_method], env=env, capture_output=True)
+            current = subprocess.run(["ibus", "engine"], env=env, capture_output=True, text=True).stdout.strip()
+            assert current == input_method
+        else:  # fcitx's controller acts on the focused field
+            done = subprocess.run(["dbus-send", f"--bus={env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
+                                   "--dest=org.fcitx.Fcitx5", "/controller",
+                                   "org.fcitx.Fcitx.Controller1.SetCurrentIM", f"string:{input_method}"],
+                                  capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+
+    def use_tsuzuri(self) -> None:
+        """Switches the focused field to Tsuzuri and waits until it converts (IBus starts it on demand)."""
+        self.use("tsuzuri")
+        for _ in range(20):
+            before = self.window.texts["entry"]
+            self.window.keys("a", "Return")  # "a" while the engine starts, "あ" once it converts
+            self.window.wait_until(lambda texts: texts["entry"] != before)
+            if self.window.texts["entry"].endswith("あ"):
+                break
+        assert self.window.texts["entry"].endswith("あ"), self.window.texts
+        self.window.keys("ctrl+a", "BackSpace")
+        self.window.wait_for_text("entry", "")
+
+
+@pytest.fixture(params=["ibus", "fcitx5"])
+def desktop(request, display, tmp_path):
+    if request.param == "ibus":
+        env = request.getfixturevalue("ibus_env")
+        address = subprocess.run(["ibus", "address"], env=env, capture_output=True, text=True).stdout.strip()
+        env = {**env, "GTK_IM_MODULE": "ibus", "IBUS_ADDRESS": address}
+        keyboard = "xkb:us::eng"
+    else:
+        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": request.getfixturevalue("fcitx_bus"),
+               "GTK_IM_MODULE": "fcitx"}
+        keyboard = "keyboard-us"
+    env.update(DISPLAY=display, NO_AT_BRIDGE="1")
+    with running_daemon(env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL) as daemon:
         window = Window(env)
         try:
-            use_ibus_engine(window, "tsuzuri")
-            yield window, daemon
+            desktop = Desktop(request.param, window, daemon, keyboard)
+            desktop.use_tsuzuri()
+            yield desktop
         finally:
             window.close()
 
 
-def use_ibus_engine(window: Window, name: str) -> None:
-    """Makes the focused field use `name`, and checks that it converts (its process starts on demand)."""
-    # `ibus engine NAME` exits 1 although it sets the engine (IBus 1.5.27): what counts is what it reports next.
-    subprocess.run(["ibus", "engine", name], env=window.env, capture_output=True)
-    current = subprocess.run(["ibus", "engine"], env=window.env, capture_output=True, text=True).stdout.strip()
-    assert current == name
-    wait_until_it_converts(window)
+def test_typing_a_sentence(desktop):
+    desktop.window.type("kyouhaiitenkidesune")
+    desktop.window.keys("space", "Return")
+    desktop.window.wait_for_text("entry", "今日はいい天気ですね")
 
 
-def wait_until_it_converts(window: Window) -> None:
-    for _ in range(20):
-        before = window.texts["entry"]
-        window.keys("a", "Return")  # "a" while the engine starts, "あ" once it converts
-        window.wait_until(lambda texts: texts["entry"] != before)
-        if window.texts["entry"].endswith("あ"):
-            break
-    assert window.texts["entry"].endswith("あ"), window.texts
-    window.keys("ctrl+a", "BackSpace")
-    window.wait_for_text("entry", "")
-
-
-def test_ibus_typing_a_sentence(ibus_window):
-    window, _ = ibus_window
-    window.type("kyouhaiitenkidesune")
-    window.keys("space", "Return")
-    window.wait_for_text("entry", "今日はいい天気ですね")
-
-
-def test_ibus_focus_moving_to_another_widget_commits_into_the_one_it_left(ibus_window):
-    window, _ = ibus_window
+def test_focus_moving_to_another_widget_commits_once_into_the_one_it_left(desktop):
+    window = desktop.window
     window.type("toukyou")
     window.keys("space")
     window.wait_for_preedit("entry", "東京")
     window.click("textview")
     window.wait_for_text("entry", "東京")
-    window.type("kyouto")
-    window.keys("space", "Return")
-    window.wait_for_text("textview", "京都")
-    assert window.texts["entry"] == "東京"
-
-
-def test_ibus_switching_engine_commits_the_composition(ibus_window):
-    window, _ = ibus_window
-    window.type("kyouha")
-    window.wait_for_preedit("entry", "きょうは")
-    subprocess.run(["ibus", "engine", "xkb:us::eng"], env=window.env, capture_output=True)
-    window.wait_for_text("entry", "きょうは")
-    window.type("ok")  # plain Latin letters now
-    window.wait_for_text("entry", "きょうはok")
-
-
-def test_ibus_no_key_is_lost_across_a_daemon_restart(ibus_window, tmp_path):
-    window, daemon = ibus_window
-    window.type("kyouha")
-    window.wait_for_preedit("entry", "きょうは")
-    daemon.send_signal(signal.SIGKILL)
-    daemon.wait(10)
-    with running_daemon(window.env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL):
-        window.type("iitenki")
-        window.wait_for_preedit("entry", "きょうはいいてんき")
-        window.keys("space")
-        window.wait_for_preedit("entry", "今日はいい天気")
-        window.keys("Return")
-        window.wait_for_text("entry", "今日はいい天気")
-
-
-# -- fcitx5 -----------------------------------------------------------------------------------------
-
-def use_fcitx_input_method(window: Window, name: str) -> None:
-    """Makes the focused field use input method `name` (fcitx's controller acts on the focused one)."""
-    done = subprocess.run(["dbus-send", f"--bus={window.env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
-                           "--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1.SetCurrentIM",
-                           f"string:{name}"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-
-
-@pytest.fixture
-def fcitx_window(fcitx_bus, display, tmp_path):  # noqa: F811
-    env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": fcitx_bus, "DISPLAY": display, "GTK_IM_MODULE": "fcitx",
-           "NO_AT_BRIDGE": "1"}
-    with running_daemon(fcitx_bus, tmp_path, NO_MODEL) as daemon:
-        window = Window(env)
-        try:
-            use_fcitx_input_method(window, "tsuzuri")
-            wait_until_it_converts(window)
-            yield window, daemon
-        finally:
-            window.close()
-
-
-def test_fcitx_typing_a_sentence(fcitx_window):
-    window, _ = fcitx_window
-    window.type("kyouhaiitenkidesune")
-    window.keys("space", "Return")
-    window.wait_for_text("entry", "今日はいい天気ですね")
-
-
-def test_fcitx_focus_moving_to_another_widget_commits_once_into_the_one_it_left(fcitx_window):
-    window, _ = fcitx_window
-    window.type("toukyou")
-    window.keys("space")
-    window.wait_for_preedit("entry", "東京")
-    window.click("textview")
-    window.wait_for_text("entry", "東京")
-    use_fcitx_input_method(window, "tsuzuri")  # fcitx keeps an input method per field
+    if desktop.framework == "fcitx5":
+        desktop.use("tsuzuri")  # fcitx keeps an input method per field
     window.type("kyouto")
     window.keys("space", "Return")
     window.wait_for_text("textview", "京都")
     assert window.texts["entry"] == "東京"  # once, not 東京東京
 
 
-def test_fcitx_switching_input_method_commits_the_composition(fcitx_window):
-    window, _ = fcitx_window
+def test_switching_input_method_commits_the_composition(desktop):
+    window = desktop.window
     window.type("kyouha")
     window.wait_for_preedit("entry", "きょうは")
-    use_fcitx_input_method(window, "keyboard-us")
+    desktop.use(desktop.keyboard)
     window.wait_for_text("entry", "きょうは")
-    window.type("ok")
+    window.type("ok")  # plain Latin letters now
     window.wait_for_text("entry", "きょうはok")
 
 
-def test_fcitx_no_key_is_lost_while_the_bus_restarts_a_killed_daemon(fcitx_window, fcitx_root, tmp_path):  # noqa: F811
-    window, daemon = fcitx_window
-    service = write_daemon_activation(fcitx_root / "services", window.env["DBUS_SESSION_BUS_ADDRESS"], tmp_path,
-                                      NO_MODEL, delay_s=0.6)
-    try:
-        subprocess.run(["dbus-send", f"--bus={window.env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
-                        "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.ReloadConfig"],
-                       check=True, capture_output=True)
-        window.type("kyouha")
-        window.wait_for_preedit("entry", "きょうは")
-        daemon.send_signal(signal.SIGKILL)
-        daemon.wait(10)
+def test_no_key_is_lost_across_a_daemon_restart(desktop, fcitx_root, tmp_path):  # noqa: F811
+    """IBus: the daemon is started again by hand; fcitx5: the bus activates a new one, later than a key
+    may wait for its answer."""
+    window, address = desktop.window, desktop.window.env["DBUS_SESSION_BUS_ADDRESS"]
+    window.type("kyouha")
+    window.wait_for_preedit("entry", "きょうは")
+    desktop.daemon.send_signal(signal.SIGKILL)
+    desktop.daemon.wait(10)
+    if desktop.framework == "ibus":
+        restarted = running_daemon(address, tmp_path, NO_MODEL)
+    else:
+        restarted = activated_daemon(fcitx_root / "services", address, tmp_path)
+    with restarted:
         window.type("iitenki")
         window.wait_for_preedit("entry", "きょうはいいてんき")
         window.keys("space")
         window.wait_for_preedit("entry", "今日はいい天気")
         window.keys("Return")
         window.wait_for_text("entry", "今日はいい天気")
+
+
+@contextmanager
+def activated_daemon(service_dir: Path, address: str, home: Path):
+    """The bus may activate tsuzuri-daemon (0.6 s late) while this lasts."""
+    service = write_daemon_activation(service_dir, address, home, NO_MODEL, delay_s=0.6)
+    reload = ["dbus-send", f"--bus={address}", "--print-reply", "--dest=org.freedesktop.DBus",
+              "/org/freedesktop/DBus", "org.freedesktop.DBus.ReloadConfig"]
+    try:
+        subprocess.run(reload, check=True, capture_output=True)
+        yield
     finally:
         service.unlink()
-        subprocess.run(["dbus-send", f"--bus={window.env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
-                        "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.ReloadConfig"],
-                       capture_output=True)
-        subprocess.run(["pkill", "-f", f"daemon.server --bus {window.env['DBUS_SESSION_BUS_ADDRESS']}"],
-                       capture_output=True)
+        subprocess.run(reload, capture_output=True)
+        subprocess.run(["pkill", "-f", f"daemon.server --bus {address}"], capture_output=True)
