@@ -14,7 +14,7 @@ import itertools
 import json
 import sys
 
-from dbus_fast import BusType, Message, MessageType
+from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
 from daemon.bus import connect_bus

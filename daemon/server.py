@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbus_fast import BusType, Message, MessageType, NameFlag, RequestNameReply, Variant
+from dbus_fast import Message, MessageType, NameFlag, RequestNameReply, Variant
 from dbus_fast.aio import MessageBus
 
 from daemon import sd_notify
@@ -38,6 +38,7 @@ from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
 from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
 from daemon.dictionary import system_dictionary
+from daemon.lm import load_default_language_model
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of
 from daemon.userdata.learning import LearningHistory
@@ -341,15 +342,13 @@ def warm_up(converter: Converter) -> None:
             log.warning("user data: %s", store.load_report.summary())
 
 
-def save_userdata(converter: Converter) -> bool:
-    """Whether the user's data was saved; a failure is logged, and the next save tries again (learning
-    is journaled meanwhile, so nothing committed is lost)."""
+def save_userdata(converter: Converter) -> None:
+    """Saves the user's data; a failure is logged, and the next save tries again (learning is journaled
+    meanwhile, so nothing committed is lost)."""
     try:
         converter.save_userdata()
-        return True
     except OSError as error:
         log.error("cannot save user data: %s", error)
-        return False
 
 
 def settings_from_config(config: Config) -> SessionSettings:
@@ -366,8 +365,6 @@ async def serve(args: argparse.Namespace) -> int:
     bus = await connect_bus(args.bus)
     engine = Engine(n_threads=cfg.threads, beam_capacity=max(cfg.candidates.beam_width, 1))
     user_dictionary, learning = UserDictionary(), LearningHistory()
-    from daemon.lm import load_default_language_model  # memory-mapped: well under a second
-
     converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
                           learning=learning, model_candidates=cfg.candidates.model_candidates,
                           language_model=load_default_language_model())

@@ -106,7 +106,7 @@ class InputSession:
             return self._output(request_id, True, self._toggle_input())
         handler = {Phase.EMPTY: self._key_empty, Phase.COMPOSING: self._key_composing,
                    Phase.CONVERTING: self._key_converting, Phase.PREDICTING: self._key_predicting}[self.phase]
-        consumed, commit = handler(key)
+        consumed, commit = handler(key, actions[0] if actions else None)
         return self._output(request_id, consumed, commit)
 
     def select_candidate(self, index: int, request_id: int = 0) -> Output:
@@ -156,10 +156,10 @@ class InputSession:
     def personal_data(self) -> PersonalData:
         return PersonalData.NO_HISTORY if self.private else PersonalData.ALL
 
-    # -- per-phase key handling: each returns (consumed, text to commit) ---------------------------
+    # -- per-phase key handling: `action` is the key's first bound action; each returns (consumed,
+    # text to commit)
 
-    def _key_empty(self, key: Key) -> tuple[bool, str]:
-        action = self.settings.action(key)
+    def _key_empty(self, key: Key, action: str | None) -> tuple[bool, str]:
         if action == "toggle_input":
             return True, self._toggle_input()
         if action == "convert" and key.name == "space" and not key.shift and not key.control:
@@ -168,8 +168,7 @@ class InputSession:
             return self._insert(key.printable), ""
         return False, ""
 
-    def _key_composing(self, key: Key) -> tuple[bool, str]:
-        action = self.settings.action(key)
+    def _key_composing(self, key: Key, action: str | None) -> tuple[bool, str]:
         if key.name in FUNCTION_KEYS:
             self._start_conversion([Segment(self.composer.reading(), [ConversionCandidate(
                 self.composer.transliterate(FUNCTION_KEYS[key.name]), "kana")])])
@@ -195,8 +194,7 @@ class InputSession:
         # Cursor keys and the like would move the application's caret under the preedit: swallow them.
         return not (key.control or key.alt), ""
 
-    def _key_converting(self, key: Key) -> tuple[bool, str]:
-        action = self.settings.action(key)
+    def _key_converting(self, key: Key, action: str | None) -> tuple[bool, str]:
         segment = self._focused()
         if action in ("convert", "next_candidate"):  # the second Space opens the window on candidate 2
             self._move_cursor(1)
@@ -235,8 +233,7 @@ class InputSession:
             return not (key.control or key.alt), ""
         return True, ""
 
-    def _key_predicting(self, key: Key) -> tuple[bool, str]:
-        action = self.settings.action(key)
+    def _key_predicting(self, key: Key, action: str | None) -> tuple[bool, str]:
         if action in ("predict", "next_candidate", "convert"):
             self._move_cursor(1)
         elif action == "prev_candidate":
