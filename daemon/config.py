@@ -15,15 +15,18 @@ import tomllib
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NewType
 
+from daemon.composer import Brackets, Punctuation, RomajiTableError, Slash, SpaceWidth, load_rules
 from daemon.keys import NAME_KEYSYMS, KeySpec
 from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes
 
 CONFIG_FILE_NAME = "config.toml"
 
 KeyNames = tuple[str, ...]
+TablePath = NewType("TablePath", str)  # a romaji table file: absolute or ~/...; "" for the built-in table
 
 _FILE_HEADER = """\
 # Tsuzuri configuration, written with the default values on first run.
@@ -59,6 +62,20 @@ class ConversionSettings:
 
 
 @dataclass(frozen=True)
+class InputSettings:
+    """Typing: the romaji table and what the symbol keys type in the kana modes."""
+
+    romaji_table: TablePath = _setting(TablePath(""), "Romaji table to type with instead of Mozc's (\"\"): an "
+                                                      "absolute or ~/ path to a file in Mozc's format, one "
+                                                      "input<TAB>output[<TAB>pending] rule a line, as AZIK "
+                                                      "tables are")
+    punctuation: Punctuation = _setting(Punctuation.TOUTEN_KUTEN, "What the , and . keys type")
+    brackets: Brackets = _setting(Brackets.CORNER, "What the [ and ] keys type")
+    slash: Slash = _setting(Slash.MIDDLE_DOT, "What the / key types")
+    space: SpaceWidth = _setting(SpaceWidth.FULL, "Space in the kana modes: full-width (U+3000) or half-width")
+
+
+@dataclass(frozen=True)
 class KeyBindings:
     """Key bindings: lists of X11 key names (space, Return, Henkan, Page_Down, F7, ...) or single
     characters, each optionally with modifiers (ctrl+space). An empty list [] leaves an action without a key."""
@@ -85,13 +102,14 @@ class Config:
     threads: int = _setting(2, "CPU threads the model may use", bounds=(1, 16))
     candidates: CandidateSettings = field(default_factory=CandidateSettings)
     conversion: ConversionSettings = field(default_factory=ConversionSettings)
+    input: InputSettings = field(default_factory=InputSettings)
     keys: KeyBindings = field(default_factory=KeyBindings)
 
 
 @dataclass(frozen=True)
 class Setting:
     key: str  # as written in the file: "threads", "candidates.page_size"
-    kind: Any  # the field's annotation: int, bool, str or KeyNames
+    kind: Any  # the field's annotation: int, bool, str, KeyNames, TablePath or a StrEnum of choices
     default: Any
     comment: str
     bounds: tuple[int, int] | None
@@ -153,14 +171,42 @@ def _check_key_names(setting: Setting, value: Any) -> KeyNames:
     return tuple(value)
 
 
+def _check_table_path(setting: Setting, value: Any) -> TablePath:
+    if not isinstance(value, str):
+        raise ValueError('expected a file path, or "" for the built-in table')
+    if not value:
+        return TablePath(value)
+    _check_text(setting, value)
+    path = Path(value).expanduser()
+    if not path.is_absolute():  # the daemon's working directory is nothing the user chose
+        raise ValueError("expected an absolute path, or one starting with ~/")
+    try:
+        load_rules(path)  # so that a table that cannot be used is reported now, with the reason
+    except RomajiTableError as error:
+        raise ValueError(f"not a usable romaji table: {error}") from None
+    return TablePath(value)
+
+
+def _is_choice(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, StrEnum)
+
+
+def _check_choice(setting: Setting, value: Any) -> StrEnum:
+    choices = [member.value for member in setting.kind]
+    if value not in choices:
+        raise ValueError(f"expected one of {', '.join(map(_toml_value, choices))}")
+    return setting.kind(value)
+
+
 _CHECKS: dict[Any, Callable[[Setting, Any], Any]] = {
-    int: _check_int, bool: _check_bool, str: _check_text, KeyNames: _check_key_names,
+    int: _check_int, bool: _check_bool, str: _check_text, KeyNames: _check_key_names, TablePath: _check_table_path,
 }
 
 
 def check_value(setting: Setting, value: Any) -> Any:
     """The value to store for `setting` (lists become tuples); ValueError says what is wrong."""
-    return _CHECKS[setting.kind](setting, value)
+    check = _check_choice if _is_choice(setting.kind) else _CHECKS[setting.kind]
+    return check(setting, value)
 
 
 def _flatten(config: Config) -> dict[str, Any]:
@@ -246,6 +292,8 @@ def _escape_char(char: str) -> str:
 
 def _comment(setting: Setting) -> str:
     limits = f"{setting.bounds[0]} to {setting.bounds[1]}, " if setting.bounds else ""
+    if _is_choice(setting.kind):
+        limits = " or ".join(_toml_value(member.value) for member in setting.kind) + ", "
     return f"# {setting.comment} ({limits}default: {_toml_value(setting.default)})"
 
 

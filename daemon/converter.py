@@ -20,6 +20,7 @@ from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelSta
 from daemon.kana import to_hiragana, to_katakana
 from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, CharNgramLM, Features, floored_model_scores,
                        model_can_change_the_choice, rescored_order)
+from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
 from daemon.rewriters import rewrite_candidates
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
@@ -32,6 +33,21 @@ class ConversionCandidate:
     annotation: str = ""
     cost: float | None = None  # the system dictionary's path cost (lower is better), for its candidates
     morphemes: int = 0  # dictionary words on the path, for the system dictionary's candidates
+
+
+class Effort(Enum):
+    """How much a conversion may spend, by what it is for."""
+    KEYSTROKE = "keystroke"  # live conversion, on every key: the dictionary's N-best rescored by the LM
+    SEGMENT = "segment"      # one segment of a sentence: also paths of the lattice search; not the model
+    SENTENCE = "sentence"    # a whole reading on Space: the lattice search and the neural model too
+
+    @property
+    def searches_lattice(self) -> bool:
+        return self is not Effort.KEYSTROKE
+
+    @property
+    def uses_model(self) -> bool:
+        return self is Effort.SENTENCE
 
 
 class PersonalData(Enum):
@@ -47,6 +63,8 @@ MAX_READING_CHARS = 1000
 # Longer readings are converted by the dictionary alone: the model's whole-reading scoring grows with the
 # length (2.9 s for 1,000 kana on 2 threads, 0.2 s for 200), and every other session would wait for it.
 MODEL_MAX_READING_CHARS = 200
+# The lattice search grows with the length too (about 0.7 ms a character): past this, MeCab's N-best alone.
+LATTICE_MAX_READING_CHARS = 200
 # Characters no reading holds: lone surrogates (MeCab cannot take them), controls, private-use code points
 # (the model's prompt markers are among them).
 _NOT_IN_A_READING = frozenset({"Cs", "Cc", "Co"})
@@ -164,12 +182,12 @@ class Converter:
 
     def candidates(self, reading: str, context: str = "", n: int = 10,
                    session: ConversionSession | None = None, personal: PersonalData = PersonalData.ALL,
-                   use_model: bool = True) -> list[ConversionCandidate]:
+                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]:
         """Candidates for a kana reading, best first. `personal` says which of the user's data may be
-        read; `use_model=False` leaves the model out (single segments: it converts whole sentences).
+        read; `effort` says which sources are worth their time.
         At most `n` come from the system dictionary; the other sources add theirs. Raises ReadingTooLong."""
         reading = to_hiragana(clean_reading(reading))
-        use_model = use_model and len(reading) <= MODEL_MAX_READING_CHARS
+        use_model = effort.uses_model and len(reading) <= MODEL_MAX_READING_CHARS
         if not reading:
             return []
         merged: list[ConversionCandidate] = []
@@ -186,7 +204,9 @@ class Converter:
         model = self._model(reading, context, session) if use_model else []
         if self.language_model is not None:
             dictionary = self._dictionary(reading, max(n, self.rerank_top))
-            top = self._rescored(reading, context, dictionary[:self.rerank_top], session, use_model)
+            searched = effort.searches_lattice and len(reading) <= LATTICE_MAX_READING_CHARS
+            pool = self._pool(dictionary, reading, context) if searched else dictionary[:self.rerank_top]
+            top = self._rescored(reading, context, pool, session, use_model)
             # The model's own conversions (if asked for) come right after the best rescored one.
             merged += top[:1] + model + top[1:] + dictionary[:n]
             return self._finished(merged, reading, suppressed)
@@ -271,6 +291,28 @@ class Converter:
             model_scores = self._model_scores(reading, context, session, texts)
             features = candidate_features(top, lm_scores, context, model_scores)
         return [top[i] for i in rescored_order(features, weights)]
+
+    def rescoring_pool(self, reading: str, context: str = "") -> list[ConversionCandidate]:
+        """What the rescoring chooses the first candidate from (tsuzuri-lm fit fits on the same lists)."""
+        reading = to_hiragana(clean_reading(reading))
+        return self._pool(self._dictionary(reading, self.rerank_top), reading, context)
+
+    def _pool(self, dictionary: list[ConversionCandidate], reading: str, context: str) -> list[ConversionCandidate]:
+        """The dictionary's top `rerank_top` and the lattice search's best paths, without duplicates."""
+        return unique_texts(dictionary[:self.rerank_top] + self._lattice_paths(reading, context))
+
+    def _lattice_paths(self, reading: str, context: str) -> list[ConversionCandidate]:
+        """The best paths of a search over the dictionary's lattice with the language model in its score:
+        the combinations MeCab's N-best (by dictionary cost alone) leaves out of long readings."""
+        if self.dictionary is None or self.language_model is None:
+            return []
+        try:
+            lattice = self.dictionary.lattice(reading, WORDS_PER_READING)
+        except DictionaryUnavailable:
+            return []
+        return [ConversionCandidate(path.text, "dictionary", cost=path.cost, morphemes=path.morphemes)
+                for path in best_paths(lattice, self.language_model, WEIGHTS_WITHOUT_MODEL, context,
+                                       self.rerank_top)]
 
     def _rerank_weight(self) -> float | None:
         if not self.model_ready():

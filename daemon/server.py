@@ -40,7 +40,7 @@ from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, Reading
 from daemon.dictionary import system_dictionary
 from daemon.lm import load_default_language_model
 from daemon.engine import Engine, EngineStatus, ModelState
-from daemon.session import InputSession, SessionSettings, bindings_of
+from daemon.session import InputSession, SessionSettings, bindings_of, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from ime_protocol import (FRONTEND_MESSAGES, FocusIn, FocusOut, KeyEvent, ProtocolError, Reset, SelectCandidate,
@@ -354,7 +354,7 @@ def save_userdata(converter: Converter) -> None:
 def settings_from_config(config: Config) -> SessionSettings:
     return SessionSettings(page_size=config.candidates.page_size, live_conversion=config.conversion.live,
                            context_chars=config.conversion.context_chars, learning=config.conversion.learning,
-                           bindings=bindings_of(config.keys))
+                           bindings=bindings_of(config.keys), romaji_table=romaji_table_of(config.input))
 
 
 async def serve(args: argparse.Namespace) -> int:

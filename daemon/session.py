@@ -7,24 +7,42 @@ for candidates and never touches D-Bus. Positions are in code points.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, fields
 from enum import Enum
+from pathlib import Path
 
-from daemon.composer import Composer, InputMode, Transliteration
+from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, RomajiTable, RomajiTableError,
+                             SymbolStyle, Transliteration, load_rules, romaji_table)
 from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
-from daemon.config import KeyBindings
-from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, PersonalData, unique_texts
+from daemon.config import InputSettings, KeyBindings
+from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, Effort, PersonalData, unique_texts
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
 from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
                           InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle)
 
+log = logging.getLogger(__name__)
+
 LABELS = "123456789"
-FULLWIDTH_SPACE = "\u3000"
 
 def bindings_of(keys: KeyBindings) -> dict[str, tuple[KeySpec, ...]]:
     """action → keys, from the configuration's key bindings (checked there)."""
     return {f.name: tuple(KeySpec.parse(name) for name in getattr(keys, f.name)) for f in fields(keys)}
+
+
+def romaji_table_of(settings: InputSettings) -> RomajiTable:
+    """The romaji table of the configuration's [input] settings. The configuration checked the table file;
+    if it has become unusable since, Mozc's table is used and the reason logged."""
+    rules = MOZC_RULES
+    if settings.romaji_table:
+        path = Path(settings.romaji_table).expanduser()
+        try:
+            rules = load_rules(path)
+        except RomajiTableError as error:
+            log.warning("romaji table %s: %s; using Mozc's table", path, error)
+    return romaji_table(rules, SymbolStyle(punctuation=settings.punctuation, brackets=settings.brackets,
+                                           slash=settings.slash, space=settings.space))
 
 
 DEFAULT_BINDINGS = bindings_of(KeyBindings())
@@ -48,6 +66,7 @@ class SessionSettings:
     context_chars: int = 40
     learning: bool = True
     bindings: dict[str, tuple[KeySpec, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
+    romaji_table: RomajiTable = ROMAJI_TABLE
 
     def actions(self, key: Key) -> list[str]:
         """Every action bound to `key`: those bound to its exact chord first, then those bound to its name."""
@@ -77,7 +96,7 @@ class InputSession:
     def __init__(self, converter: Converter, settings: SessionSettings | None = None):
         self.converter = converter
         self.settings = settings or SessionSettings()
-        self.composer = Composer()
+        self.composer = Composer(table=self.settings.romaji_table)
         self.phase = Phase.EMPTY
         self.segments: list[Segment] = []
         self.focus = 0
@@ -163,7 +182,7 @@ class InputSession:
         if action == "toggle_input":
             return True, self._toggle_input()
         if action == "convert" and key.name == "space" and not key.shift and not key.control:
-            return True, FULLWIDTH_SPACE  # as Mozc does in kana modes; Shift+Space leaves a plain space
+            return True, self._new_composer().space()  # as Mozc does; Shift+Space leaves a plain space
         if key.printable and key.name != " ":
             return self._insert(key.printable), ""
         return False, ""
@@ -259,10 +278,16 @@ class InputSession:
     def _insert(self, char: str) -> bool:
         if len(self.composer.raw()) >= MAX_READING_CHARS:  # keys type ASCII: no NFKC expansion to count
             return True  # swallowed: the composition is already as long as we allow
+        if not self.composer.raw():
+            self.composer = self._new_composer()
         self.composer = self.composer.insert(char)
         self.typed_in_secret |= self.purpose.is_secret
         self._after_composer_change()
         return True
+
+    def _new_composer(self) -> Composer:
+        """An empty composer on the current settings' table: a reloaded config applies from the next composition."""
+        return Composer(self.composer.mode, self.settings.romaji_table)
 
     def _after_composer_change(self) -> None:
         self.live_text = None
@@ -311,7 +336,7 @@ class InputSession:
         """A segment whose first candidate is the dictionary's choice in context."""
         candidates = [ConversionCandidate(first, "dictionary")] + self.converter.candidates(
             reading, self.context, self.settings.dictionary_candidates, personal=self.personal_data,
-            use_model=False)
+            effort=Effort.SEGMENT)
         return Segment(reading, unique_texts(candidates)[:MAX_CANDIDATES])
 
     def _resize_focused(self, step: int) -> None:
@@ -398,7 +423,7 @@ class InputSession:
         if not self.settings.live_conversion or self.phase is not Phase.COMPOSING or self.private:
             return None
         candidates = self.converter.candidates(self.composer.reading(), self.context, 1,
-                                               personal=self.personal_data, use_model=False)
+                                               personal=self.personal_data, effort=Effort.KEYSTROKE)
         return candidates[0].text if candidates else None
 
     def show_live(self, text: str | None, request_id: int = 0) -> Output:

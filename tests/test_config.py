@@ -4,18 +4,26 @@ import dataclasses
 import errno
 import json
 import os
+from enum import StrEnum
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import daemon.composer
 import daemon.config
-from daemon.config import (SCHEMA, SECTIONS, CandidateSettings, Config, ConfigStore, check_value, config_path,
-                           load_config, parse_config, render_config)
+from daemon.composer import Brackets, Punctuation, Slash, SpaceWidth
+from daemon.config import (SCHEMA, SECTIONS, CandidateSettings, Config, ConfigStore, InputSettings, TablePath,
+                           check_value, config_path, load_config, parse_config, render_config)
 from daemon.keys import NAME_KEYSYMS
 
+# A romaji table file that exists wherever the tests run: Mozc's, as packaged.
+MOZC_TABLE_FILE = str(Path(daemon.composer.__file__).parent / "romaji-hiragana.tsv")
 CUSTOM = Config(model="/models/my model.gguf", threads=4,
-                candidates=CandidateSettings(page_size=5, beam_width=3, model_candidates=0))
+                candidates=CandidateSettings(page_size=5, beam_width=3, model_candidates=0),
+                input=InputSettings(TablePath(MOZC_TABLE_FILE), Punctuation.COMMA_KUTEN, Brackets.SQUARE,
+                                    Slash.SLASH, SpaceWidth.HALF))
 
 
 @pytest.fixture
@@ -78,6 +86,10 @@ def _valid_values(setting):
         return st.booleans()
     if setting.kind is str:
         return st.text(min_size=1)
+    if setting.kind is TablePath:
+        return st.sampled_from(["", MOZC_TABLE_FILE])
+    if isinstance(setting.kind, type) and issubclass(setting.kind, StrEnum):
+        return st.sampled_from([member.value for member in setting.kind])
     return st.lists(st.sampled_from(sorted(NAME_KEYSYMS)) | st.characters(min_codepoint=0x21, max_codepoint=0x7E),
                     max_size=3).map(tuple)
 
@@ -109,6 +121,15 @@ def test_any_valid_config_round_trips(values):
     ("[keys]\nconvert = [1]", "keys.convert", "expected a list of key names"),
     ('[keys]\nconvert = ["spcae"]', "keys.convert", 'unknown key name "spcae" (did you mean "space"?)'),
     ('[keys]\ncommit = ["Return", "Enter_Key"]', "keys.commit", 'unknown key name "Enter_Key"'),
+    ('[input]\npunctuation = "KUTEN_TOUTEN"', "input.punctuation",
+     'expected one of "、。", "，．", "，。", "、．"'),
+    ('[input]\nbrackets = "[]"', "input.brackets", 'expected one of "「」", "［］"'),
+    ('[input]\nslash = 1', "input.slash", 'expected one of "・", "／"'),
+    ('[input]\nspace = "wide"', "input.space", 'expected one of "full", "half"'),
+    ("[input]\nromaji_table = 1", "input.romaji_table", "expected a file path"),
+    ('[input]\nromaji_table = "azik.tsv"', "input.romaji_table", "expected an absolute path"),
+    ('[input]\nromaji_table = "/nonexistent/azik.tsv"', "input.romaji_table",
+     "not a usable romaji table: cannot read it"),
 ])
 def test_a_bad_value_is_reported_and_the_previous_value_kept(text, key, reason):
     config, problems = parse_config(text, CUSTOM)
@@ -221,3 +242,26 @@ def test_an_unwritable_first_run_still_yields_the_defaults(tmp_path, monkeypatch
     config, problems = load_config(tmp_path / "config.toml")
     assert (config, problems) == (Config(), [f"{tmp_path / 'config.toml'}: cannot write the default configuration: "
                                              "Read-only file system"])
+
+
+def test_the_input_styles_are_parsed_as_their_choices():
+    text = '[input]\npunctuation = "，．"\nbrackets = "［］"\nslash = "／"\nspace = "half"\n'
+    config, problems = parse_config(text)
+    assert problems == []
+    assert config.input == InputSettings(TablePath(""), Punctuation.COMMA_PERIOD, Brackets.SQUARE, Slash.SLASH,
+                                         SpaceWidth.HALF)
+    assert '# What the , and . keys type ("、。" or "，．" or "，。" or "、．", default: "、。")\n' \
+           'punctuation = "、。"\n' in render_config()
+
+
+def test_a_romaji_table_is_checked_when_the_config_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "azik.tsv").write_text("kz\tかん\n", encoding="utf-8")
+    config, problems = parse_config('[input]\nromaji_table = "~/azik.tsv"', CUSTOM)
+    assert (config.input.romaji_table, problems) == ("~/azik.tsv", [])
+
+    (tmp_path / "azik.tsv").write_text("kz\tかん\nkq かい\n", encoding="utf-8")
+    config, problems = parse_config('[input]\nromaji_table = "~/azik.tsv"', CUSTOM)
+    assert config.input.romaji_table == CUSTOM.input.romaji_table
+    assert problems == ['input.romaji_table = "~/azik.tsv": not a usable romaji table: line 2: expected '
+                        f"input<TAB>output[<TAB>pending], got 'kq かい'; keeping \"{MOZC_TABLE_FILE}\""]

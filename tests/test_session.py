@@ -5,7 +5,9 @@ import pytest
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
 from daemon.keys import KeySpec, key_from_event, keyval_of
-from daemon.session import FULLWIDTH_SPACE, InputSession, Phase, SessionSettings
+from daemon.composer import Brackets, Composer, Punctuation, Slash, SpaceWidth
+from daemon.config import InputSettings, TablePath
+from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from ime_protocol import RELEASE_MASK, SHIFT_MASK, CONTROL_MASK, InputPurpose, SegmentStyle
@@ -163,7 +165,7 @@ def test_password_fields_get_no_live_conversion(tmp_path):
 
 
 def test_space_on_empty_is_a_fullwidth_space(session):
-    assert press(session, "space").commit == FULLWIDTH_SPACE
+    assert press(session, "space").commit == "\u3000"
     out = session.handle_key(keyval_of("space"), SHIFT_MASK)
     assert not out.consumed
 
@@ -243,3 +245,46 @@ def test_a_chord_binding_wins_over_a_plain_one(session):
     assert settings.action(key_from_event(keyval_of("space"), 0)) == "convert"
     with pytest.raises(ValueError, match="unknown modifier"):
         KeySpec.parse("hyper+space")
+
+
+def session_typing(session, input_settings: InputSettings) -> InputSession:
+    """A session on the same converter whose [input] settings are `input_settings`."""
+    return InputSession(session.converter, SessionSettings(romaji_table=romaji_table_of(input_settings)))
+
+
+def test_an_azik_table_converts_through_a_session(session, tmp_path):
+    table = tmp_path / "azik.tsv"
+    table.write_text("# AZIK: kz is かん\nka\tか\nkz\tかん\nji\tじ\nn\tん\nnn\tん\n", encoding="utf-8")
+    azik = session_typing(session, InputSettings(romaji_table=TablePath(str(table))))
+    assert type_text(azik, "kz").preedit.text == "かん"
+    assert type_text(azik, "ji").preedit.text == "かんじ"
+    shown = press(azik, "space").preedit.text
+    assert [segment.reading for segment in azik.segments] == ["かんじ"]
+    assert {"漢字", "感じ"} <= {candidate.text for candidate in azik.segments[0].candidates}
+    assert shown != "かんじ"
+    assert press(azik, "Return").commit == shown
+
+
+def test_symbol_styles_apply_in_a_session(session):
+    styled = session_typing(session, InputSettings(punctuation=Punctuation.COMMA_PERIOD, brackets=Brackets.SQUARE,
+                                                   slash=Slash.SLASH, space=SpaceWidth.HALF))
+    assert press(styled, "space").commit == " "
+    assert type_text(styled, "[a,i.]/").preedit.text == "［あ，い．］／"
+    assert press(styled, "Return").commit == "［あ，い．］／"
+    assert type_text(session, "[a,i.]/").preedit.text == "「あ、い。」・"  # Mozc's defaults
+
+
+def test_reloaded_input_settings_apply_from_the_next_composition(session):
+    type_text(session, "a,")
+    comma_kuten = InputSettings(punctuation=Punctuation.COMMA_KUTEN)
+    session.settings = SessionSettings(romaji_table=romaji_table_of(comma_kuten))
+    assert type_text(session, ",").preedit.text == "あ、、"  # the composition keeps its table
+    press(session, "Return")
+    assert type_text(session, ",").preedit.text == "，"
+
+
+def test_an_unusable_romaji_table_falls_back_to_mozcs(tmp_path, caplog):
+    missing = tmp_path / "gone.tsv"
+    table = romaji_table_of(InputSettings(romaji_table=TablePath(str(missing)), slash=Slash.SLASH))
+    assert Composer(table=table).insert("kanji/").preedit() == "かんじ／"
+    assert f"romaji table {missing}: cannot read it" in caplog.text and "using Mozc's table" in caplog.text

@@ -6,7 +6,7 @@ from enum import Enum
 
 from daemon.composer.forms import (to_fullwidth_ascii, to_fullwidth_hiragana, to_fullwidth_katakana,
                                    to_halfwidth_ascii, to_halfwidth_katakana)
-from daemon.composer.table import ROMAJI_TABLE, Rule
+from daemon.composer.table import ROMAJI_TABLE, RomajiTable, Rule
 from daemon.kana import to_katakana
 
 
@@ -59,14 +59,14 @@ class _Chunk:
     def shown(self) -> str:
         return self.raw if self.text is None else _RENDER[self.mode](self.text)
 
-    def read(self) -> str:
+    def read(self, table: RomajiTable) -> str:
         """As conversion reads it: unfinished romaji that is a rule by itself (a lone `n`) is applied."""
-        rule = ROMAJI_TABLE.lookup(self.raw) if self.text is None else None
+        rule = table.lookup(self.raw) if self.text is None else None
         if rule is None:
             return self.shown()
         return "".join(chunk.shown() for chunk in _apply(rule, self.raw, self.mode))
 
-    def shortened(self) -> tuple["_Chunk", ...]:
+    def shortened(self, table: RomajiTable) -> tuple["_Chunk", ...]:
         """The chunk less its last letter or kana (none if nothing is left). A kana left from a longer
         output gets the romaji that types it alone, so the raw keys still match the text (きゃ → き: ki)."""
         if self.text is None:
@@ -75,7 +75,7 @@ class _Chunk:
         rest = self.text[:-1]
         if not rest:
             return ()
-        return (replace(self, raw=ROMAJI_TABLE.romanize(rest, like=self.raw) or rest, text=rest),)
+        return (replace(self, raw=table.romanize(rest, like=self.raw) or rest, text=rest),)
 
 
 def _apply(rule: Rule, romaji: str, mode: InputMode) -> tuple[_Chunk, ...]:
@@ -86,19 +86,21 @@ def _apply(rule: Rule, romaji: str, mode: InputMode) -> tuple[_Chunk, ...]:
     return (done, _Chunk(romaji[made:], None, mode)) if rule.pending else (done,)
 
 
-def _compose(romaji: str, mode: InputMode) -> tuple[_Chunk, ...] | None:
+def _compose(table: RomajiTable, romaji: str, mode: InputMode) -> tuple[_Chunk, ...] | None:
     """Chunks for `romaji` typed as one sequence, or None where no rule matches or starts with it.
     A rule that longer ones start with (`n`) waits: the next key decides."""
-    if ROMAJI_TABLE.continues(romaji):
+    if table.continues(romaji):
         return (_Chunk(romaji, None, mode),)
-    rule = ROMAJI_TABLE.lookup(romaji)
+    rule = table.lookup(romaji)
     return None if rule is None else _apply(rule, romaji, mode)
 
 
 @dataclass(frozen=True)
 class Composer:
-    """The text being composed, as chunks of typed keys. Keys are appended at the end; there is no cursor."""
+    """The text being composed, as chunks of typed keys. Keys are appended at the end; there is no cursor.
+    `table` says what keys type in the romaji modes: Mozc's table and symbols unless configured."""
     mode: InputMode = InputMode.HIRAGANA
+    table: RomajiTable = field(default=ROMAJI_TABLE, repr=False)
     _chunks: tuple[_Chunk, ...] = field(default=(), repr=False)
 
     def insert(self, keys: str) -> "Composer":
@@ -114,24 +116,29 @@ class Composer:
         last = chunks[-1] if chunks else None
         # Like Mozc, a mode switch starts a new chunk: the key only completes romaji typed in its own mode.
         if last is not None and last.text is None and last.mode is self.mode:
-            grown = _compose(last.raw + key, self.mode)
+            grown = _compose(self.table, last.raw + key, self.mode)
             if grown is not None:
                 return self._with(chunks[:-1] + grown)
-            rule = ROMAJI_TABLE.lookup(last.raw)
+            rule = self.table.lookup(last.raw)
             if rule is not None:  # `n` followed by a key no rule continues it with: ん
                 return self._with(chunks[:-1] + _apply(rule, last.raw, self.mode))._insert_key(key)
             # Otherwise it stays as typed (`kt` shows kt), and grows again once what follows is deleted.
-        new = _compose(key, self.mode) or (_Chunk(key, to_fullwidth_ascii(key), self.mode),)
+        new = _compose(self.table, key, self.mode) or (_Chunk(key, to_fullwidth_ascii(key), self.mode),)
         return self._with(chunks + new)
 
     def backspace(self) -> "Composer":
         """Remove the last pending letter or the last kana."""
         if not self._chunks:
             return self
-        return self._with(self._chunks[:-1] + self._chunks[-1].shortened())
+        return self._with(self._chunks[:-1] + self._chunks[-1].shortened(self.table))
 
     def clear(self) -> "Composer":
-        return Composer(self.mode)
+        return self._with(())
+
+    def space(self) -> str:
+        """What Space types by itself in the current mode (with nothing composed, it is committed at once):
+        the table's space in the kana modes, full-width unless configured, and U+3000 in full-width ASCII."""
+        return self.clear().insert(" ").preedit()
 
     def set_mode(self, mode: InputMode) -> "Composer":
         """Keys typed from now on use `mode`; what is composed already keeps the mode it was typed in."""
@@ -143,7 +150,7 @@ class Composer:
 
     def reading(self) -> str:
         """What conversion uses: the preedit with a trailing lone `n` read as ん, other romaji as typed."""
-        return "".join(chunk.read() for chunk in self._chunks)
+        return "".join(chunk.read(self.table) for chunk in self._chunks)
 
     def raw(self) -> str:
         """The keys behind the composition, as typed."""

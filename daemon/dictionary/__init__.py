@@ -3,7 +3,7 @@
 from functools import cache
 
 from daemon.dictionary.bunsetsu import split_bunsetsu
-from daemon.dictionary.candidates import Bunsetsu, Candidate, Morpheme, Segment
+from daemon.dictionary.candidates import Bunsetsu, Candidate, Lattice, Morpheme, Segment
 from daemon.dictionary.lexicon import Word
 from daemon.dictionary.system import DictionaryUnavailable, SystemDictionary
 
@@ -14,5 +14,5 @@ def system_dictionary() -> SystemDictionary:
     return SystemDictionary()
 
 
-__all__ = ["Bunsetsu", "Candidate", "DictionaryUnavailable", "Morpheme", "Segment", "SystemDictionary", "Word",
+__all__ = ["Bunsetsu", "Candidate", "DictionaryUnavailable", "Lattice", "Morpheme", "Segment", "SystemDictionary", "Word",
            "split_bunsetsu", "system_dictionary"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Morpheme:
@@ -47,3 +49,15 @@ class Segment:
 
     reading: str
     candidates: tuple[Candidate, ...]
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """Every way the dictionary can spell a reading, word by word, with the costs of joining words."""
+
+    reading: str  # hiragana, as typed
+    # words_from[i]: the words whose reading starts at character i (readings and copied symbols as typed),
+    # dictionary words plus a one-character unknown word at every offset, so that every reading has a path.
+    words_from: tuple[tuple[Morpheme, ...], ...]
+    # connection[right_id of a word, left_id of the next]; id 0 is the sentence start and end.
+    connection: np.ndarray

@@ -18,6 +18,8 @@ from typing import Callable
 
 import numpy as np
 
+from daemon.dictionary.candidates import Morpheme
+
 _HEADER = struct.Struct("<10I32s")  # magic, version, type, lexsize, lsize, rsize, dsize, tsize, fsize, dummy
 _UNIT = np.dtype([("base", "<i4"), ("check", "<u4")])
 _TOKEN = np.dtype([("left_id", "<u2"), ("right_id", "<u2"), ("pos_id", "<u2"), ("cost", "<i2"),
@@ -63,16 +65,20 @@ class Lexicon:
         node = self._walk(key)
         return [] if node is None else sorted(self._words_at(node, key), key=_by_cost)
 
-    def prefix_surfaces(self, key: str) -> list[tuple[int, str]]:
-        """(reading length in characters, surface) of every entry whose reading is a prefix of `key` (a
-        common-prefix search; costs are not computed, so it stays cheap over a whole lattice)."""
+    def prefix_words(self, key: str, per_reading: int | None = None) -> list[Morpheme]:
+        """Every entry whose reading is a prefix of `key` (a common-prefix search), as morphemes with the
+        word's own cost; with `per_reading`, only that many of the cheapest entries of each reading."""
         found = []
         node: int | None = int(self._base[0])
         for length, char in enumerate(key, start=1):
             node = self._walk(char.encode(), node)
             if node is None:
                 break
-            found += [(length, self._feature(int(token["feature"]))) for token in self._tokens_at(node)]
+            tokens = self._tokens_at(node)
+            if per_reading is not None and len(tokens) > per_reading:
+                tokens = tokens[np.argsort(tokens["cost"], kind="stable")[:per_reading]]
+            found += [Morpheme(key[:length], self._feature(int(token["feature"])), int(token["left_id"]),
+                               int(token["right_id"]), int(token["cost"])) for token in tokens]
         return found
 
     def predict(self, prefix: str, limit: int) -> list[Word]:

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 import MeCab
+import numpy as np
 
 from daemon.dictionary.bunsetsu import split_bunsetsu
-from daemon.dictionary.candidates import Bunsetsu, Candidate, Morpheme, Segment
+from daemon.dictionary.candidates import Bunsetsu, Candidate, Lattice, Morpheme, Segment
 from daemon.dictionary.lexicon import Lexicon, Word
 from daemon.kana import to_hiragana, to_katakana
 
@@ -59,6 +60,8 @@ class _Loaded:
     # One lattice for the dictionary's lifetime, reused by every query (they are serialised): the binding
     # cannot free a lattice that Model.createLattice() returns, and one per query leaked ~1 MB each.
     lattice: MeCab.Lattice
+    connection: np.ndarray  # [right id, left id] -> connection cost, a view of matrix.bin
+    unknown: tuple[int, int, int]  # left id, right id and cost of an unknown character (unk.def DEFAULT)
 
 
 class SystemDictionary:
@@ -139,10 +142,23 @@ class SystemDictionary:
         (character offsets), without duplicates."""
         key = _dictionary_key(to_hiragana(reading))
         lexicon = self._files().lexicon
-        words = dict.fromkeys((start, start + length, surface)
-                              for start in range(len(key))
-                              for length, surface in lexicon.prefix_surfaces(key[start:]))
+        words = dict.fromkeys((start, start + len(word.reading), word.surface)
+                              for start in range(len(key)) for word in lexicon.prefix_words(key[start:]))
         return list(words)
+
+    def lattice(self, reading: str, per_reading: int) -> Lattice:
+        """The words over a reading for a search of its own: at each offset the `per_reading` cheapest words
+        of every reading that starts there, and a one-character unknown word."""
+        reading = to_hiragana(reading)
+        files = self._files()
+        key = _dictionary_key(reading)
+        left_id, right_id, cost = files.unknown
+        words_from = []
+        for start in range(len(key)):
+            found = files.lexicon.prefix_words(key[start:], per_reading)
+            found.append(Morpheme(key[start], key[start], left_id, right_id, cost, unknown=True))
+            words_from.append(tuple(_typed_word(word, reading[start:start + len(word.reading)]) for word in found))
+        return Lattice(reading, tuple(words_from), files.connection)
 
     def _segment(self, reading: str, n: int, first: Candidate | None = None) -> Segment:
         """A segment's candidates: `first` (its conversion in context), then its own N-best, then its
@@ -205,7 +221,25 @@ class SystemDictionary:
         except RuntimeError as error:
             raise DictionaryUnavailable(f"MeCab could not open the dictionary in {directory}: {error}") from error
         return _Loaded(model, model.createTagger(), Lexicon(directory / "sys.dic", model.transition_cost),
-                       model.createLattice())
+                       model.createLattice(), _connection_matrix(directory / "matrix.bin"),
+                       _unknown_word(directory / "unk.def"))
+
+
+def _connection_matrix(path: Path) -> np.ndarray:
+    """matrix.bin as [right id, left id]: two uint16 sizes, then int16 costs, the left id varying slowest."""
+    sizes = np.fromfile(path, dtype="<u2", count=2)
+    left_size, right_size = int(sizes[0]), int(sizes[1])
+    costs = np.memmap(path, dtype="<i2", mode="r", offset=4, shape=(right_size, left_size))
+    return costs.T
+
+
+def _unknown_word(path: Path) -> tuple[int, int, int]:
+    """Left id, right id and cost of the DEFAULT class in unk.def (lines `CLASS,left,right,cost,feature`)."""
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        fields = line.split(",")
+        if fields[0] == "DEFAULT" and len(fields) >= 4:
+            return int(fields[1]), int(fields[2]), int(fields[3])
+    raise DictionaryUnavailable(f"no DEFAULT class in {path}")
 
 
 def _dictionary_key(reading: str) -> str:
@@ -218,11 +252,14 @@ def _as_typed(path: list[Morpheme], reading: str) -> list[Morpheme]:
     typed, start = [], 0
     for morpheme in path:
         end = start + len(morpheme.reading)
-        copied = morpheme.surface == morpheme.reading
-        typed.append(replace(morpheme, reading=reading[start:end],
-                             surface=reading[start:end] if copied else morpheme.surface))
+        typed.append(_typed_word(morpheme, reading[start:end]))
         start = end
     return typed
+
+
+def _typed_word(morpheme: Morpheme, typed: str) -> Morpheme:
+    """The word with its reading as typed, and its surface too where it copies its key."""
+    return replace(morpheme, reading=typed, surface=typed if morpheme.surface == morpheme.reading else morpheme.surface)
 
 
 def _morpheme(surface: str, details: str) -> Morpheme:

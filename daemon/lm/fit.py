@@ -1,6 +1,7 @@
 """tsuzuri-lm fit: fit the rescoring weights on the whole evaluation suite, cross-validated.
 
-Every item of every set (../shared/eval) gives the dictionary's top candidates with their features. Weights
+Every item of every set (../shared/eval) gives the converter's rescoring pool (the dictionary's top candidates and
+the lattice search's best paths) with their features. Weights
 maximise the conditional log-likelihood of the first accepted candidate (a softmax over the item's candidates,
 fitted by Newton's method), with K folds over the items pooled from all sets. Features are dropped one at a
 time (backward elimination) while the cross-validated acc@1 does not fall: a source that does not help gets
@@ -22,14 +23,15 @@ import numpy as np
 from daemon.lm.ngram import CharNgramLM
 from daemon.lm.rescoring import FEATURE_NAMES, Features, Weights
 
-TOP_K = 10
+# The converter's pool: the dictionary's top 10 and the lattice search's 10 best paths, without duplicates.
+POOL_SIZE = 20
 _L2 = 1e-3
 _NEWTON_STEPS = 25
 
 
 @dataclass(frozen=True)
 class ItemCandidates:
-    """One evaluation item with the dictionary's top candidates (what does not depend on the LM)."""
+    """One evaluation item with its rescoring pool (what does not depend on the weights being fitted)."""
 
     set_name: str
     reading: str  # katakana
@@ -40,20 +42,21 @@ class ItemCandidates:
     accepted: list[bool]
 
 
-def collect_items(suite: Path, limit: int | None) -> list[ItemCandidates]:
+def collect_items(suite: Path, limit: int | None, lm: CharNgramLM) -> list[ItemCandidates]:
+    from daemon.converter import Converter
     from daemon.dictionary import system_dictionary
     from daemon.eval import load_items, suite_sets
 
-    dictionary = system_dictionary()
+    converter = Converter(system_dictionary(), language_model=lm)
     found = []
     for set_name, path in suite_sets(suite).items():
         for item in load_items(path)[:limit]:
             accepted = {unicodedata.normalize("NFKC", answer) for answer in item.expected}
-            candidates = dictionary.convert(item.reading, TOP_K)
+            candidates = converter.rescoring_pool(item.reading, item.context)[:POOL_SIZE]
             found.append(ItemCandidates(
-                set_name, item.reading, item.context, [c.surface for c in candidates], [c.cost for c in candidates],
-                [sum(len(b.morphemes) for b in c.segments) for c in candidates],
-                [unicodedata.normalize("NFKC", c.surface) in accepted for c in candidates]))
+                set_name, item.reading, item.context, [c.text for c in candidates],
+                [c.cost for c in candidates], [c.morphemes for c in candidates],
+                [unicodedata.normalize("NFKC", c.text) in accepted for c in candidates]))
         print(f"tsuzuri-lm: {set_name}: {sum(i.set_name == set_name for i in found)} items", file=sys.stderr)
     return found
 
@@ -69,10 +72,10 @@ def item_features(item: ItemCandidates, lm: CharNgramLM | None, model_scores: li
 
 
 def as_arrays(features: list[list[Features]], items: list[ItemCandidates]):
-    """X (items × TOP_K × features), a mask of real candidates, and of accepted ones."""
-    x = np.zeros((len(items), TOP_K, len(FEATURE_NAMES)))
-    mask = np.zeros((len(items), TOP_K), dtype=bool)
-    gold = np.zeros((len(items), TOP_K), dtype=bool)
+    """X (items × POOL_SIZE × features), a mask of real candidates, and of accepted ones."""
+    x = np.zeros((len(items), POOL_SIZE, len(FEATURE_NAMES)))
+    mask = np.zeros((len(items), POOL_SIZE), dtype=bool)
+    gold = np.zeros((len(items), POOL_SIZE), dtype=bool)
     for i, (row, item) in enumerate(zip(features, items)):
         x[i, :len(row)] = [f.vector() for f in row]
         mask[i, :len(row)] = True
@@ -153,13 +156,13 @@ def fit_command(args: argparse.Namespace) -> int:
     from daemon.eval import SUITE_DIR
 
     suite = args.suite or SUITE_DIR
-    items = _cached_items(args.features, suite, args.limit)
     lm = CharNgramLM.load(args.lm)
+    items = _cached_items(args.features, suite, args.limit, lm)
     model_scores = _model_scores(args.model, items, args.features) if args.model else None
     features = [item_features(item, lm, model_scores[i] if model_scores else None) for i, item in enumerate(items)]
     x, mask, gold = as_arrays(features, items)
     folds = np.random.default_rng(20261201).permutation(len(items)) % args.folds
-    report = {"items": len(items), "folds": args.folds, "oracle@10": per_set(items, gold.any(axis=1))}
+    report = {"items": len(items), "folds": args.folds, "oracle": per_set(items, gold.any(axis=1))}
     baselines = {"dictionary": Weights(rank=-1.0), "dictionary+context": Weights(cost=-1.0, context=1.0)}
     for name, weights in baselines.items():
         report[name] = per_set(items, top1_correct(x, mask, gold, np.array(weights.vector())))
@@ -173,10 +176,10 @@ def fit_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cached_items(cache: Path | None, suite: Path, limit: int | None) -> list[ItemCandidates]:
+def _cached_items(cache: Path | None, suite: Path, limit: int | None, lm: CharNgramLM) -> list[ItemCandidates]:
     if cache is not None and cache.is_file():
         return [ItemCandidates(**json.loads(line)) for line in cache.read_text(encoding="utf-8").splitlines()]
-    items = collect_items(suite, limit)
+    items = collect_items(suite, limit, lm)
     if cache is not None:
         cache.write_text("".join(json.dumps(asdict(i), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
     return items

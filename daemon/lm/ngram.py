@@ -65,23 +65,30 @@ class CharNgramLM:
         ids = self._ids
         return [ids.get(ch, UNK) for ch in normalise(text)]
 
+    def history(self, context: str) -> list[int]:
+        """What the next character is conditioned on after `context`: its last order−1 ids, after a BOS
+        when the context is shorter (a line start when it is empty)."""
+        history = self.encode(context)[-(self.order - 1):] if context else []
+        return [BOS] + history if len(history) < self.order - 1 else history
+
     def score(self, texts: Sequence[str], context: str = "") -> list[float]:
         """Natural-log probability of each text after `context` (a line start when empty or short)."""
-        history = self.encode(context)[-(self.order - 1):] if context else []
-        if len(history) < self.order - 1:
-            history = [BOS] + history
-        # One stream for all texts, each after its own copy of the history and a separator (−1) that no
-        # n-gram crosses; every character of every text is scored in one vectorised pass.
+        history = self.history(context)
+        return self.score_after([history] * len(texts), [self.encode(text) for text in texts]).tolist()
+
+    def score_after(self, histories: Sequence[Sequence[int]], encoded: Sequence[Sequence[int]]) -> np.ndarray:
+        """log P(encoded[i] | histories[i]) for every i, in one vectorised pass (ids, as from `history`
+        and `encode`)."""
+        # One stream: each text after its own history and a separator (−1) that no n-gram crosses.
         stream, targets, owners = [], [], []
-        for index, text in enumerate(texts):
+        for index, (history, text) in enumerate(zip(histories, encoded)):
             stream.append(_NOT_FOUND)
             stream += history
-            encoded = self.encode(text)
-            targets += range(len(stream), len(stream) + len(encoded))
-            owners += [index] * len(encoded)
-            stream += encoded
+            targets += range(len(stream), len(stream) + len(text))
+            owners += [index] * len(text)
+            stream += text
         logp = self._char_logprobs(np.asarray(stream, dtype=np.int64), np.asarray(targets, dtype=np.int64))
-        return np.bincount(np.asarray(owners, dtype=np.int64), weights=logp, minlength=len(texts)).tolist()
+        return np.bincount(np.asarray(owners, dtype=np.int64), weights=logp, minlength=len(encoded))
 
     def char_logprob(self, history: Sequence[int], target: int) -> float:
         """log P(target | history) for ids (tests check normalisation with it)."""
@@ -113,7 +120,7 @@ class CharNgramLM:
         level = np.where(stream >= 0, stream, _NOT_FOUND)
         nodes = [level]
         for k in range(2, self.order + 1):
-            parent = level[:len(stream) - k + 1]
+            parent = level[:max(len(stream) - k + 1, 0)]  # a stream shorter than k has no k-grams
             last = stream[k - 1:]
             ok = (parent >= 0) & (last > BOS)
             table = self.keys[k - 2]
