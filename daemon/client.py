@@ -4,6 +4,9 @@
   tsuzuri-client [--bus ADDRESS] convert READING [--context TEXT] [--n N] [--json]
   tsuzuri-client [--bus ADDRESS] type KEYS [--key NAME ...] [--json]
   tsuzuri-client [--bus ADDRESS] repl
+  tsuzuri-client [--bus ADDRESS] dict list [--json] | add READING SURFACE [POS] [--comment TEXT]
+                 | remove READING SURFACE | import FILE | export FILE
+  tsuzuri-client [--bus ADDRESS] learning list [READING] [--json] | forget READING [SURFACE] | clear
 """
 
 from __future__ import annotations
@@ -13,16 +16,22 @@ import asyncio
 import itertools
 import json
 import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
 
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
 from daemon.bus import connect_bus
 from daemon.keys import keyval_of
+from daemon.userdata.storage import atomic_write_bytes
+from daemon.userdata.user_dictionary import DEFAULT_PART_OF_SPEECH, PARTS_OF_SPEECH, UserEntry, format_entry_line
 from ime_protocol import KeyEvent, Output, decode, encode
 from ime_protocol.dbus_names import BUS_NAME, ROOT_PATH, SESSION_INTERFACE
 
 _request_ids = itertools.count(1)
+LEARNED_TIME = "%Y-%m-%d %H:%M"  # when a choice was last made, in `learning list`
 
 
 class ClientError(RuntimeError):
@@ -151,6 +160,63 @@ def _tokens(line: str) -> list[str]:
     return tokens
 
 
+async def user_words(bus: MessageBus) -> list[UserEntry]:
+    (words,) = await call(bus, "ListUserWords")
+    return [UserEntry(*word) for word in words]
+
+
+async def manage_dictionary(bus: MessageBus, args: argparse.Namespace) -> int:
+    if args.action == "list":
+        words = await user_words(bus)
+        if args.json:
+            print(json.dumps([asdict(word) for word in words], ensure_ascii=False))
+        else:
+            for word in words:
+                print(format_entry_line(word))
+    elif args.action == "add":
+        (added,) = await call(bus, "AddUserWord", "ssss", [args.reading, args.surface, args.pos, args.comment])
+        print("added" if added else "already there (its comment is updated)")
+    elif args.action == "remove":
+        (removed,) = await call(bus, "RemoveUserWord", "ss", [args.reading, args.surface])
+        if not removed:
+            raise ClientError(f"no word {args.surface} for {args.reading} in the user dictionary")
+        print("removed")
+    elif args.action == "import":
+        added, skipped = await call(bus, "ImportUserWords", "ay", [args.file.read_bytes()])
+        print(f"added {added} words")
+        if skipped:
+            # Every line that was not imported, so that nothing is lost without the user knowing.
+            print(f"{args.file}: {len(skipped)} lines not imported:", file=sys.stderr)
+            for line_number, reason, text in skipped:
+                print(f"  line {line_number}: {reason}: {text!r}", file=sys.stderr)
+            return 1
+    else:  # export, in Mozc's format: Mozc, Google IME and Tsuzuri import it
+        words = await user_words(bus)
+        atomic_write_bytes(args.file, "".join(f"{format_entry_line(word)}\n" for word in words).encode("utf-8"))
+        print(f"exported {len(words)} words to {args.file}")
+    return 0
+
+
+async def manage_learning(bus: MessageBus, args: argparse.Namespace) -> int:
+    if args.action == "list":
+        (choices,) = await call(bus, "ListLearned", "s", [args.reading])
+        if args.json:
+            print(json.dumps([{"reading": reading, "surface": surface, "weight": weight, "last_used": last_used}
+                              for reading, surface, weight, last_used in choices], ensure_ascii=False))
+        else:
+            for reading, surface, weight, last_used in choices:
+                print(f"{reading}\t{surface}\t{weight:.2f}\t{time.strftime(LEARNED_TIME, time.localtime(last_used))}")
+    elif args.action == "forget":
+        (forgotten,) = await call(bus, "ForgetLearned", "ss", [args.reading, args.surface])
+        if not forgotten:
+            raise ClientError(f"nothing learned for {args.reading}{' as ' + args.surface if args.surface else ''}")
+        print(f"forgot {forgotten} choices")
+    else:
+        (forgotten,) = await call(bus, "ClearLearned")
+        print(f"forgot {forgotten} choices")
+    return 0
+
+
 async def run(args: argparse.Namespace) -> int:
     bus = await connect(args.bus)
     try:
@@ -166,6 +232,10 @@ async def run(args: argparse.Namespace) -> int:
             else:
                 for i, (text, source, annotation) in enumerate(found, 1):
                     print(f"{i}. {text}\t{source}{' ' + annotation if annotation else ''}")
+        elif args.command == "dict":
+            return await manage_dictionary(bus, args)
+        elif args.command == "learning":
+            return await manage_learning(bus, args)
         elif args.command == "type":
             result = await type_keys(bus, args.keys, args.key)
             if args.json:
@@ -199,6 +269,32 @@ def main(argv: list[str] | None = None) -> int:
     typing.add_argument("--key", action="append", default=[], help="a named key after the romaji (space, Return…)")
     typing.add_argument("--json", action="store_true")
     sub.add_parser("repl", help="interactive session")
+    words = sub.add_parser("dict", help="your own words (the user dictionary)").add_subparsers(dest="action",
+                                                                                             required=True)
+    words.add_parser("list", help="every word: reading, surface, part of speech, comment").add_argument(
+        "--json", action="store_true")
+    add = words.add_parser("add", help="add a word; it converts at once")
+    add.add_argument("reading")
+    add.add_argument("surface")
+    add.add_argument("pos", nargs="?", default=DEFAULT_PART_OF_SPEECH, metavar="POS",
+                     help=f"Mozc's part of speech (default {DEFAULT_PART_OF_SPEECH}; 抑制単語 hides SURFACE for "
+                          f"READING): {' '.join(sorted(PARTS_OF_SPEECH))}")
+    add.add_argument("--comment", default="", help="shown beside the candidate")
+    remove = words.add_parser("remove", help="remove a word")
+    remove.add_argument("reading")
+    remove.add_argument("surface")
+    words.add_parser("import", help="add the words of a Mozc / Google IME (TSV) or Microsoft IME (text) export"
+                     ).add_argument("file", type=Path)
+    words.add_parser("export", help="write every word in Mozc's TSV format").add_argument("file", type=Path)
+    learning = sub.add_parser("learning", help="what was learned from your choices").add_subparsers(
+        dest="action", required=True)
+    learned = learning.add_parser("list", help="reading, surface, weight (times chosen, fading), last used")
+    learned.add_argument("reading", nargs="?", default="", help="only this reading's choices")
+    learned.add_argument("--json", action="store_true")
+    forget = learning.add_parser("forget", help="forget one choice, or every choice for a reading")
+    forget.add_argument("reading")
+    forget.add_argument("surface", nargs="?", default="")
+    learning.add_parser("clear", help="forget everything learned")
     args = parser.parse_args(argv)
     try:
         return asyncio.run(run(args))

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from datetime import datetime
-from typing import Callable
+from typing import Callable, TypeVar
 
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary
 from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelState
@@ -23,6 +23,7 @@ from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, CharNgramLM, F
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
 from daemon.rewriters import rewrite_candidates
 from daemon.userdata.learning import LearningHistory
+from daemon.userdata.storage import LineFileStore
 from daemon.userdata.user_dictionary import UserDictionary
 
 
@@ -149,6 +150,10 @@ def spellings(dictionary: SystemDictionary | None, reading: str) -> list[tuple[i
     return words
 
 
+Store = TypeVar("Store", bound=LineFileStore)
+T = TypeVar("T")
+
+
 class Converter:
     """Merges the sources; each one is optional (a missing model means dictionary-only service)."""
 
@@ -264,6 +269,21 @@ class Converter:
             for store in (self.learning, self.user_dictionary):
                 if store is not None:
                     store.save()
+
+    def read_userdata(self, store: Store, read: Callable[[Store], T]) -> T:
+        """`read(store)` (the user dictionary or the learning history) while no conversion changes it."""
+        with self._userdata_lock:
+            return read(store)
+
+    def change_userdata(self, store: Store, change: Callable[[Store], T]) -> T:
+        """`change(store)` while no conversion reads it, saved at once: the next conversion sees the change and
+        a restart keeps it. Raises UnwritableStore, changing nothing, if the store's file could not be read;
+        OSError if it cannot be saved (the change stands, and the next periodic save tries again)."""
+        with self._userdata_lock:
+            store.check_writable()
+            result = change(store)
+            store.save()
+        return result
 
     def _model(self, reading: str, context: str, session: ConversionSession | None) -> list[ConversionCandidate]:
         if not self.model_ready() or self.model_candidates < 1:

@@ -8,6 +8,16 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
                                      also the read-only property Status
   ReloadConfig() -> as               problems found; bad values keep their old setting
   signal StatusChanged(s state, s model, s reason)
+The user's own words and learning history, for callers running as the daemon's user only; a change is seen by
+the next conversion and saved at once:
+  ListUserWords() -> a(ssss)         (reading, surface, part of speech, comment)
+  AddUserWord(s reading, s surface, s part_of_speech, s comment) -> b added (false: it was there)
+  RemoveUserWord(s reading, s surface) -> b removed
+  ImportUserWords(ay file) -> u added, a(uss) skipped   a Mozc / Google IME or Microsoft IME export; each line not
+                                     imported as (line number, why, its text)
+  ListLearned(s reading) -> a(ssdd)  (reading, surface, weight, last used as Unix time); "": every reading
+  ForgetLearned(s reading, s surface) -> u forgotten    "" surface: every choice for the reading
+  ClearLearned() -> u forgotten
 Session objects /org/tsuzuri/Tsuzuri1/session/N, interface org.tsuzuri.Tsuzuri1.Session:
   Send(ay message) -> ay output      ime_protocol messages in, an ime_protocol Output back
   Close()
@@ -24,6 +34,7 @@ import argparse
 import asyncio
 import itertools
 import logging
+import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +52,9 @@ from daemon.dictionary import system_dictionary
 from daemon.lm import load_default_language_model
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of, romaji_table_of
+from daemon.kana import to_hiragana
 from daemon.userdata.learning import LearningHistory
+from daemon.userdata.storage import InvalidEntry, LineFileStore, UnwritableStore
 from daemon.userdata.user_dictionary import UserDictionary
 from ime_protocol import (FRONTEND_MESSAGES, FocusIn, FocusOut, KeyEvent, ProtocolError, Reset, SelectCandidate,
                           SetInputMode, SurroundingText, decode, encode)
@@ -51,6 +64,9 @@ from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SES
 ERROR_INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 ERROR_LIMITS = "org.freedesktop.DBus.Error.LimitsExceeded"
 ERROR_FAILED = "org.freedesktop.DBus.Error.Failed"
+ERROR_ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
+MAX_IMPORT_BYTES = 16 * 1024 * 1024  # a Mozc user dictionary at its limit of 1,000,000 words is about this
+MAX_ECHOED_LINE = 200  # characters of a skipped import line sent back
 MAX_SESSIONS = 512
 MAX_SESSIONS_PER_PROCESS = 64  # however many connections the process opens
 MAX_CONVERT_N = 100
@@ -68,6 +84,19 @@ INTROSPECTION = f"""<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Intr
    <arg name="n" type="u" direction="in"/><arg name="candidates" type="a(sss)" direction="out"/></method>
   <method name="GetStatus"><arg name="status" type="(sss)" direction="out"/></method>
   <method name="ReloadConfig"><arg name="problems" type="as" direction="out"/></method>
+  <method name="ListUserWords"><arg name="words" type="a(ssss)" direction="out"/></method>
+  <method name="AddUserWord"><arg name="reading" type="s" direction="in"/>
+   <arg name="surface" type="s" direction="in"/><arg name="part_of_speech" type="s" direction="in"/>
+   <arg name="comment" type="s" direction="in"/><arg name="added" type="b" direction="out"/></method>
+  <method name="RemoveUserWord"><arg name="reading" type="s" direction="in"/>
+   <arg name="surface" type="s" direction="in"/><arg name="removed" type="b" direction="out"/></method>
+  <method name="ImportUserWords"><arg name="file" type="ay" direction="in"/>
+   <arg name="added" type="u" direction="out"/><arg name="skipped" type="a(uss)" direction="out"/></method>
+  <method name="ListLearned"><arg name="reading" type="s" direction="in"/>
+   <arg name="choices" type="a(ssdd)" direction="out"/></method>
+  <method name="ForgetLearned"><arg name="reading" type="s" direction="in"/>
+   <arg name="surface" type="s" direction="in"/><arg name="forgotten" type="u" direction="out"/></method>
+  <method name="ClearLearned"><arg name="forgotten" type="u" direction="out"/></method>
   <property name="Status" type="(sss)" access="read"/>
   <signal name="StatusChanged"><arg name="state" type="s"/><arg name="model" type="s"/><arg name="reason" type="s"/></signal>
  </interface>
@@ -130,7 +159,11 @@ class TsuzuriService:
             return self._properties(msg)
         if msg.path == ROOT_PATH and msg.interface in (BUS_NAME, None):
             handler = {"CreateSession": self._create_session, "Convert": self._convert,
-                       "GetStatus": self._get_status, "ReloadConfig": self._reload_config}.get(msg.member)
+                       "GetStatus": self._get_status, "ReloadConfig": self._reload_config,
+                       "ListUserWords": self._list_user_words, "AddUserWord": self._add_user_word,
+                       "RemoveUserWord": self._remove_user_word, "ImportUserWords": self._import_user_words,
+                       "ListLearned": self._list_learned, "ForgetLearned": self._forget_learned,
+                       "ClearLearned": self._clear_learned}.get(msg.member)
         elif msg.path.startswith(SESSION_PREFIX) and msg.interface in (SESSION_INTERFACE, None):
             handler = {"Send": self._send, "Close": self._close}.get(msg.member)
         else:
@@ -210,6 +243,84 @@ class TsuzuriService:
     async def _reload_config(self, msg: Message):
         self._args(msg, "")
         return "as", [self.reload_config()]
+
+    # -- the user's words and learning history -------------------------------------------------------
+
+    async def _list_user_words(self, msg: Message):
+        self._args(msg, "")
+        entries = await self._read(msg, self.converter.user_dictionary, lambda words: words.entries())
+        return "a(ssss)", [[[e.reading, e.surface, e.part_of_speech, e.comment] for e in entries]]
+
+    async def _add_user_word(self, msg: Message):
+        reading, surface, part_of_speech, comment = self._args(msg, "ssss")
+        added = await self._change(msg, self.converter.user_dictionary,
+                                   lambda words: words.add(reading, surface, part_of_speech, comment))
+        return "b", [added]
+
+    async def _remove_user_word(self, msg: Message):
+        reading, surface = self._args(msg, "ss")
+        removed = await self._change(msg, self.converter.user_dictionary,
+                                     lambda words: words.remove(reading, surface.strip()))
+        return "b", [removed]
+
+    async def _import_user_words(self, msg: Message):
+        (data,) = self._args(msg, "ay")
+        if len(data) > MAX_IMPORT_BYTES:
+            raise CallError(ERROR_LIMITS, f"an import may have at most {MAX_IMPORT_BYTES // 2**20} MiB")
+        report = await self._change(msg, self.converter.user_dictionary,
+                                    lambda words: words.import_bytes(bytes(data)))
+        skipped = [[line.line_number, line.reason, line.text[:MAX_ECHOED_LINE]] for line in report.skipped]
+        return "ua(uss)", [report.loaded, skipped]
+
+    async def _list_learned(self, msg: Message):
+        (reading,) = self._args(msg, "s")
+        choices = await self._read(msg, self.converter.learning,
+                                   lambda learning: learning.choices(to_hiragana(reading.strip()) or None))
+        return "a(ssdd)", [[[c.reading, c.surface, c.weight, c.last_used] for c in choices]]
+
+    async def _forget_learned(self, msg: Message):
+        reading, surface = self._args(msg, "ss")
+        forgotten = await self._change(msg, self.converter.learning,
+                                       lambda learning: learning.forget(to_hiragana(reading.strip()),
+                                                                        surface.strip() or None))
+        return "u", [forgotten]
+
+    async def _clear_learned(self, msg: Message):
+        self._args(msg, "")
+        return "u", [await self._change(msg, self.converter.learning, lambda learning: learning.clear())]
+
+    async def _read(self, msg: Message, store: LineFileStore | None, read):
+        await self._require_same_user(msg.sender)
+        return await self._loop.run_in_executor(None, self.converter.read_userdata, self._kept(store), read)
+
+    async def _change(self, msg: Message, store: LineFileStore | None, change):
+        """`change` applied to `store` and saved (off the event loop: saving waits for the disk)."""
+        await self._require_same_user(msg.sender)
+        try:
+            return await self._loop.run_in_executor(None, self.converter.change_userdata, self._kept(store), change)
+        except InvalidEntry as error:
+            raise CallError(ERROR_INVALID_ARGS, str(error)) from None
+        except UnwritableStore as error:
+            raise CallError(ERROR_FAILED, str(error)) from None
+        except OSError as error:
+            raise CallError(ERROR_FAILED, f"changed, but not saved yet ({error}); the daemon tries again every "
+                                          f"{LEARNING_SAVE_SECONDS:.0f} s") from None
+
+    @staticmethod
+    def _kept(store: LineFileStore | None) -> LineFileStore:
+        if store is None:
+            raise CallError(ERROR_FAILED, "this daemon keeps no such user data")
+        return store
+
+    async def _require_same_user(self, sender: str) -> None:
+        """Only the user the daemon runs as may read or change their words and history. The session bus is
+        theirs already; this holds where another user can reach it (a shared or proxied bus)."""
+        reply = await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                                            interface="org.freedesktop.DBus", member="GetConnectionUnixUser",
+                                            signature="s", body=[sender]))
+        if reply.message_type is not MessageType.METHOD_RETURN:
+            raise CallError(ERROR_ACCESS_DENIED, "the bus does not say which user this client runs as")
+        check_same_user(reply.body[0], os.getuid())
 
     def _properties(self, msg: Message) -> Message:
         """The read-only property Status (sss) = (state, model, reason), as GetStatus returns it."""
@@ -313,6 +424,12 @@ class TsuzuriService:
         for path in list(self.sessions):
             self.close_session(path)
         self._executor.shutdown(wait=True)
+
+
+def check_same_user(caller_uid: int, daemon_uid: int) -> None:
+    if caller_uid != daemon_uid:
+        raise CallError(ERROR_ACCESS_DENIED, "only the user the daemon runs as may read or change its user "
+                                             "dictionary and learning history")
 
 
 def apply_message(session: InputSession, message):

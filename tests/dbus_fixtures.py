@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,6 +62,43 @@ def activating_bus(root: Path, service_dir: Path):
         bus_daemon.terminate()
         bus_daemon.wait(timeout=10)
         bus_daemon.stdout.close()
+
+
+# A session bus that lets other users connect too, as a shared or proxied bus would: the daemon itself must
+# refuse them what is the user's own.
+MULTI_USER_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+@contextmanager
+def multi_user_bus():
+    """A private dbus-daemon that any user may connect to; yields its address."""
+    if shutil.which("dbus-daemon") is None:
+        pytest.skip("dbus-daemon is not installed (Debian package dbus)")
+    with tempfile.TemporaryDirectory(prefix="tsuzuri-bus-") as root:
+        os.chmod(root, 0o755)  # pytest's tmp_path is private to its user: other users could not reach the socket
+        config = Path(root) / "session.conf"
+        config.write_text(MULTI_USER_BUS_CONFIG.format(socket=Path(root) / "bus"))
+        proc = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            yield proc.stdout.readline().strip()
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            proc.stdout.close()
 
 
 def write_daemon_activation(service_dir: Path, address: str, home: Path, model: str, delay_s: float = 0) -> Path:

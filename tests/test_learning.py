@@ -125,14 +125,34 @@ def test_forget_and_clear(history_path, clock):
     history.record("はし", "橋")
     history.record("はし", "箸")
     history.record("かみ", "紙")
-    assert history.forget("はし", "橋")
-    assert not history.forget("はし", "橋")
-    assert not history.forget("ねこ", "猫")
+    assert history.forget("はし", "橋") == 1
+    assert history.forget("はし", "橋") == 0
+    assert history.forget("ねこ", "猫") == 0
     assert history.ranked("はし") == ["箸"]
     assert len(history) == 2
-    history.clear()
+    assert history.clear() == 2
     assert len(history) == 0
     assert history.ranked("かみ") == []
+
+
+def test_forget_every_choice_for_a_reading(history_path, clock):
+    history = make_history(history_path, clock)
+    for reading, surface in [("はし", "橋"), ("はし", "箸"), ("かみ", "紙")]:
+        history.record(reading, surface)
+    assert history.forget("はし") == 2
+    assert history.ranked("はし") == [] and history.ranked("かみ") == ["紙"]
+    assert history.save()
+    assert [choice.reading for choice in make_history(history_path, clock).choices()] == ["かみ"]
+
+
+def test_choices_by_reading_most_valuable_first(history_path, clock):
+    history = make_history(history_path, clock)
+    for reading, surface in [("はし", "箸"), ("かみ", "紙"), ("はし", "橋"), ("はし", "橋")]:
+        history.record(reading, surface)
+        clock.advance(0.01)
+    assert [(c.reading, c.surface) for c in history.choices()] == [("かみ", "紙"), ("はし", "橋"), ("はし", "箸")]
+    assert [c.surface for c in history.choices("はし")] == history.ranked("はし") == ["橋", "箸"]
+    assert history.choices("ねこ") == []
 
 
 def test_record_rejects_what_the_file_cannot_hold(history_path, clock):

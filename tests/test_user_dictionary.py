@@ -1,5 +1,6 @@
 import codecs
 import os
+from pathlib import Path
 
 import pytest
 
@@ -199,6 +200,54 @@ def test_import_google_export(dictionary_path, tmp_path):
     assert dictionary.lookup("つづり")[0].comment == "プロジェクト名"
     assert dictionary.save()
     assert len(UserDictionary(dictionary_path)) == 3
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def test_import_mozc_export_fixture(dictionary_path):
+    dictionary = UserDictionary(dictionary_path)
+    report = dictionary.import_file(FIXTURES / "mozc_user_dictionary.tsv")
+    assert report.loaded == 4
+    assert dictionary.lookup("もぐもぐや") == [UserEntry("もぐもぐや", "モグモグ屋", "固有名詞", "駅前のパン屋")]
+    assert dictionary.lookup("おつ") == [UserEntry("おつ", "お疲れさまです", "短縮よみ")]
+    assert [(s.line_number, s.reason) for s in report.skipped] == [
+        (5, "expected reading, surface and part of speech separated by tabs, found 2 field(s)"),
+        (6, "unknown part of speech 'めいし'"),
+    ]
+
+
+def test_import_microsoft_ime_export_fixture_maps_its_parts_of_speech(dictionary_path):
+    assert (FIXTURES / "microsoft_ime_user_dictionary.txt").read_bytes().startswith(codecs.BOM_UTF16_LE)
+    dictionary = UserDictionary(dictionary_path)
+    report = dictionary.import_file(FIXTURES / "microsoft_ime_user_dictionary.txt")
+    assert [(e.reading, e.surface, e.part_of_speech) for e in dictionary.entries()] == [
+        ("ふわふわてい", "フワフワ亭", "地名"),
+        ("ぽこぽこ", "ポコポコ", "名詞サ変"),
+        ("とろとろ", "トロトロ", "名詞形動"),
+        ("にゃんた", "ニャン太", "人名"),
+    ]
+    assert [(s.line_number, s.reason, s.text) for s in report.skipped] == [
+        (12, "unknown part of speech 'あいまい品詞'", "ぷにぷに\tプニプニ\tあいまい品詞")]
+
+
+def test_microsoft_ime_names_apply_only_to_its_exports(dictionary_path):
+    report = UserDictionary(dictionary_path).import_bytes("ぽこぽこ\tポコポコ\tさ変名詞\n".encode())
+    assert [s.reason for s in report.skipped] == ["unknown part of speech 'さ変名詞'"]
+
+
+def test_add_takes_only_mozc_parts_of_speech(dictionary_path):
+    dictionary = UserDictionary(dictionary_path)
+    with pytest.raises(InvalidEntry, match="unknown part of speech 'noun'"):
+        dictionary.add("ねこ", "猫", "noun")
+    assert dictionary.add("ねこ", "猫", "抑制単語")
+    assert len(dictionary) == 1
+
+
+def test_a_file_with_other_parts_of_speech_still_loads(dictionary_path):
+    dictionary_path.parent.mkdir(parents=True)
+    dictionary_path.write_text("ねこ\t猫\t普通名詞\n", encoding="utf-8")  # kept: it is the user's own file
+    assert [e.surface for e in UserDictionary(dictionary_path).lookup("ねこ")] == ["猫"]
 
 
 def test_failed_save_keeps_the_old_file(dictionary_path, monkeypatch):

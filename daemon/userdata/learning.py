@@ -117,20 +117,34 @@ class LearningHistory(LineFileStore[LearnedChoice]):
         ordered = sorted(choices, key=lambda choice: self._value(choice, now), reverse=True)
         return [choice.surface for choice in ordered]
 
-    def forget(self, reading: str, surface: str) -> bool:
-        """Delete one learned choice (e.g. a mistaken one); True if it existed."""
+    def choices(self, reading: str | None = None) -> list[LearnedChoice]:
+        """What was learned for `reading` (every reading if None): by reading, each one's most valuable first."""
         self._ensure_loaded()
-        if surface not in self._choices.get(reading, {}):
-            return False
-        self._remove(reading, surface)
-        self._mark_changed()
-        return True
+        now = self._clock()
+        readings = sorted(self._choices) if reading is None else [reading] if reading in self._choices else []
+        return [choice for each in readings
+                for choice in sorted(self._choices[each].values(), key=lambda c: self._value(c, now), reverse=True)]
 
-    def clear(self) -> None:
+    def forget(self, reading: str, surface: str | None = None) -> int:
+        """Delete a learned choice (e.g. a mistaken one), or every choice for `reading` if `surface` is None;
+        how many were deleted."""
         self._ensure_loaded()
+        surfaces = self._choices.get(reading, {})
+        doomed = list(surfaces) if surface is None else [surface] if surface in surfaces else []
+        for each in doomed:
+            self._remove(reading, each)
+        if doomed:
+            self._mark_changed()
+        return len(doomed)
+
+    def clear(self) -> int:
+        """Forget everything; how many choices there were."""
+        self._ensure_loaded()
+        cleared = self._size
         self._choices.clear()
         self._size = 0
         self._mark_changed()
+        return cleared
 
     def _put(self, choice: LearnedChoice) -> None:
         surfaces = self._choices.setdefault(choice.reading, {})

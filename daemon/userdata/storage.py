@@ -31,6 +31,10 @@ class InvalidEntry(ValueError):
     """An entry or file line that cannot be used; the message says why."""
 
 
+class UnwritableStore(Exception):
+    """A change to a store whose file could not be read: it could never be saved (the file is never written over)."""
+
+
 def check_field(name: str, value: str, *, required: bool = True) -> None:
     """Raise InvalidEntry unless `value` fits in one tab-separated field."""
     if required and not value:
@@ -192,6 +196,11 @@ class LineFileStore(Generic[Entry]):
         self._ensure_loaded()
         assert self._report is not None
         return self._report
+
+    def check_writable(self) -> None:
+        """Raise UnwritableStore if the file could not be read; call it before a change that must be saved."""
+        if self.load_report.unreadable:
+            raise UnwritableStore(f"{self.load_report}; fix it and restart the daemon")
 
     def save(self) -> bool:
         """Write the file if anything changed since the last load or save; True if written. A file that

@@ -1,12 +1,15 @@
-"""The user dictionary: words the user registers, or imports from Mozc / Google IME.
+"""The user dictionary: words the user registers, or imports from Mozc / Google IME or Microsoft IME.
 
 Its file uses the Mozc / Google IME export format, so an export can also be dropped in:
 one word per line, `よみ<TAB>表層<TAB>品詞<TAB>コメント` (comment optional), lines starting
 with # or ! are comments; UTF-8 with or without a BOM, or UTF-16 with a BOM.
+Microsoft IME's text export is the same but for its `!Microsoft IME` header and its names of
+parts of speech, which an import maps to Mozc's.
 """
 
 import bisect
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from daemon.kana import to_hiragana
@@ -23,6 +26,25 @@ from daemon.userdata.storage import (
 FILE_NAME = "user_dictionary.tsv"
 DEFAULT_PART_OF_SPEECH = "名詞"
 SUPPRESSION_PART_OF_SPEECH = "抑制単語"  # Mozc's "never show this surface for this reading"
+# Mozc's parts of speech for user words: what `add` and imports accept, so that an export goes back into Mozc.
+# The file itself is read whatever it holds (it may predate a check).
+PARTS_OF_SPEECH = frozenset({
+    "名詞", "短縮よみ", "サジェストのみ", "固有名詞", "人名", "姓", "名", "組織", "地名", "名詞サ変", "名詞形動",
+    "数", "アルファベット", "記号", "顔文字", "副詞", "連体詞", "接続詞", "感動詞", "接頭語", "助数詞", "接尾一般",
+    "接尾人名", "接尾地名", "動詞ワ行五段", "動詞カ行五段", "動詞サ行五段", "動詞タ行五段", "動詞ナ行五段",
+    "動詞マ行五段", "動詞ラ行五段", "動詞ガ行五段", "動詞バ行五段", "動詞ハ行四段", "動詞一段", "動詞カ変",
+    "動詞サ変", "動詞ザ変", "動詞ラ変", "形容詞", "終助詞", "句読点", "独立語", SUPPRESSION_PART_OF_SPEECH,
+})
+MICROSOFT_IME_HEADER = "!Microsoft IME"  # the first line of its export ("!Microsoft IME Dictionary Tool")
+# Microsoft IME's names that differ from Mozc's, mapped as Mozc's own importer maps them.
+MICROSOFT_IME_PARTS_OF_SPEECH: Mapping[str, str] = {
+    "形容動詞": "名詞形動", "形動名詞": "名詞形動", "さ変形動名詞": "名詞形動", "さ変名詞": "名詞サ変",
+    "ざ変名詞": "名詞サ変", "副詞的名詞": "名詞", "その他自立語": "名詞", "地名その他": "地名", "接尾語": "接尾一般",
+    "姓名接頭語": "接頭語", "地名接頭語": "接頭語", "姓名接尾語": "接尾人名", "地名接尾語": "接尾地名",
+    "あわ行五段": "動詞ワ行五段", "か行五段": "動詞カ行五段", "が行五段": "動詞ガ行五段", "さ行五段": "動詞サ行五段",
+    "た行五段": "動詞タ行五段", "な行五段": "動詞ナ行五段", "ば行五段": "動詞バ行五段", "ま行五段": "動詞マ行五段",
+    "ら行五段": "動詞ラ行五段", "一段動詞": "動詞一段", "慣用句": "独立語",
+}
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,11 @@ def make_entry(reading: str, surface: str, part_of_speech: str, comment: str = "
     return UserEntry(to_hiragana(reading), surface, part_of_speech, comment)
 
 
+def check_part_of_speech(part_of_speech: str) -> None:
+    if part_of_speech not in PARTS_OF_SPEECH:
+        raise InvalidEntry(f"unknown part of speech {part_of_speech!r}")
+
+
 def parse_entry_line(line: str) -> UserEntry | None:
     """One line of the TSV format; None for a `!` comment line (`#` is handled by parse_lines)."""
     if line.startswith("!"):
@@ -63,6 +90,16 @@ def parse_entry_line(line: str) -> UserEntry | None:
     reading, surface, part_of_speech, *comment = fields
     # Tabs beyond the fourth field can only have been part of the comment.
     return make_entry(reading, surface, part_of_speech, " ".join(comment))
+
+
+def parse_import_line(line: str, part_of_speech_names: Mapping[str, str]) -> UserEntry | None:
+    """One line of an export: its part of speech renamed to Mozc's by `part_of_speech_names`, then checked."""
+    entry = parse_entry_line(line)
+    if entry is None:
+        return None
+    entry = replace(entry, part_of_speech=part_of_speech_names.get(entry.part_of_speech, entry.part_of_speech))
+    check_part_of_speech(entry.part_of_speech)
+    return entry
 
 
 def format_entry_line(entry: UserEntry) -> str:
@@ -113,10 +150,13 @@ class UserDictionary(LineFileStore[UserEntry]):
     ) -> bool:
         """Add a word; True if it is new, False if it only updated an existing word's comment.
 
-        Raises InvalidEntry (a ValueError) for an empty field or one with a tab or line break.
+        Raises InvalidEntry (a ValueError) for an empty field, one with a tab or line break, or a part of
+        speech Mozc does not have.
         """
+        entry = make_entry(reading, surface, part_of_speech, comment)
+        check_part_of_speech(entry.part_of_speech)
         self._ensure_loaded()
-        added = self._insert(make_entry(reading, surface, part_of_speech, comment))
+        added = self._insert(entry)
         self._mark_changed()
         return added
 
@@ -137,12 +177,16 @@ class UserDictionary(LineFileStore[UserEntry]):
         return True
 
     def import_file(self, path: Path) -> LoadReport:
-        """Merge a Mozc / Google IME export; the report counts the words that were new."""
+        """Merge a Mozc / Google IME or Microsoft IME export; the report counts the words that were new and
+        names each line that was not imported, and why."""
         return self.import_bytes(path.read_bytes(), origin=path)
 
     def import_bytes(self, data: bytes, origin: Path | None = None) -> LoadReport:
         self._ensure_loaded()
-        entries, skipped = parse_lines(decode_lines(data), parse_entry_line)
+        lines = decode_lines(data)
+        from_microsoft_ime = bool(lines) and lines[0].startswith(MICROSOFT_IME_HEADER)
+        names = MICROSOFT_IME_PARTS_OF_SPEECH if from_microsoft_ime else {}
+        entries, skipped = parse_lines(lines, lambda line: parse_import_line(line, names))
         added = sum(self._insert(entry) for entry in entries)
         if entries:
             self._mark_changed()
