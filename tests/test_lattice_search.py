@@ -62,7 +62,7 @@ def test_a_wide_beam_lists_what_exhaustive_search_lists(lm, context):
     expected = {}
     for score, text, cost, words in sorted(_all_paths(lattice, lm, WEIGHTS, context), key=lambda p: -p[0]):
         expected.setdefault(text, (cost, words))
-    found = best_paths(lattice, lm, WEIGHTS, context, n=100, beam=1000)
+    found = best_paths(lattice, lm, WEIGHTS, context, n=100, beam=1000, margin=float("inf"))
     assert [(p.text, p.cost, p.morphemes) for p in found] == [(text, *v) for text, v in expected.items()]
 
 
@@ -78,7 +78,8 @@ def test_dictionary_cost_alone_is_mecabs_viterbi(reading):
     """With every word and only the dictionary cost, the search's best path is MeCab's best path."""
     dictionary = system_dictionary()
     lm = build(["x"], BuildOptions(order=2, min_char_count=1, cutoffs=(1,)))
-    best = best_paths(dictionary.lattice(reading, None), lm, Weights(cost=-1.0), n=1, beam=100_000)[0]
+    best = best_paths(dictionary.lattice(reading, None), lm, Weights(cost=-1.0), n=1, beam=100_000,
+                      margin=float("inf"))[0]
     mecab = dictionary.convert(reading, 1)[0]
     assert (best.text, best.cost) == (mecab.surface, mecab.cost)
 

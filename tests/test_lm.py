@@ -16,12 +16,12 @@ from daemon.lm import (WEIGHTS_WITH_MODEL, BuildOptions, CharNgramLM, Features, 
                        rescored_order)
 from daemon.lm.corpus import capped
 from daemon.lm.fit import fit_logit, top1_correct
-from daemon.lm.ngram import BOS
+from daemon.lm.ngram import BOS, SortedKeys
 
 CORPUS = (["今日はいい天気です。", "今日は雨です。", "明日はいい天気でしょう。", "天気がいい。", "いい天気ですね"] * 3
           + ["サンフランシスコ"] * 20 + ["犬の", "猫の", "鳥の", "家の", "山の", "雨の日は家にいる。"])
-UNPRUNED = BuildOptions(order=4, min_char_count=1, cutoffs=(1,))
-PRUNED = BuildOptions(order=4, min_char_count=2, cutoffs=(1, 2, 3))
+UNPRUNED = BuildOptions(order=4, min_char_count=1, cutoffs=(1,), quantize=False)
+PRUNED = BuildOptions(order=4, min_char_count=2, cutoffs=(1, 2, 3), quantize=False)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,8 @@ def test_pruning_keeps_fewer_ngrams_and_scores_everything():
     assert all(math.isfinite(score) for score in pruned.score(["サンフランシスコ", "見たことのない字𠮷"], "今日"))
 
 
-def test_saved_model_loads_and_scores_the_same(lm, tmp_path):
+def test_saved_model_loads_and_scores_the_same(tmp_path):
+    lm = build(CORPUS, replace(PRUNED, quantize=True))
     path = tmp_path / "lm.bin"
     lm.save(path)
     loaded = CharNgramLM.load(path)
@@ -65,6 +66,24 @@ def test_saved_model_loads_and_scores_the_same(lm, tmp_path):
     for context in ("", "明日は", "サンフラン"):
         assert loaded.score(texts, context) == pytest.approx(lm.score(texts, context), abs=1e-9)
     assert loaded.meta == lm.meta and loaded.chars == lm.chars
+
+
+@pytest.mark.parametrize("options", [UNPRUNED, PRUNED])
+def test_quantized_values_score_within_a_small_error_of_exact_ones(options):
+    exact, quantized = build(CORPUS, options), build(CORPUS, replace(options, quantize=True))
+    texts = ["今日はいい天気", "京はいい転機", "サンフランシスコの天気", "雨の日は家にいる。"]
+    for context in ("", "明日は", "サンフラン"):
+        per_char = [abs(a - b) / max(len(t), 1) for a, b, t in
+                    zip(exact.score(texts, context), quantized.score(texts, context), texts)]
+        assert max(per_char) < 0.05
+
+
+def test_keys_past_32_bits_are_found():
+    keys = np.array([3, 2**32 - 1, 2**32, 2**32 + 7, 3 * 2**32 + 1], dtype=np.uint64)
+    table = SortedKeys.of(keys)
+    queries = np.array([3, 2**32 + 7, 2**32 + 8, 2 * 2**32, 3 * 2**32 + 1, 9 * 2**32, 5], dtype=np.int64)
+    valid = np.array([True, True, True, True, True, True, False])
+    assert table.find(queries, valid).tolist() == [0, 3, -1, -1, 4, -1, -1]
 
 
 def test_a_file_that_is_no_model_is_skipped(tmp_path):

@@ -14,11 +14,10 @@ import struct
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from functools import lru_cache
+from typing import Callable, NamedTuple
 
 import numpy as np
-
-from daemon.dictionary.candidates import Morpheme
 
 _HEADER = struct.Struct("<10I32s")  # magic, version, type, lexsize, lsize, rsize, dsize, tsize, fsize, dummy
 _UNIT = np.dtype([("base", "<i4"), ("check", "<u4")])
@@ -44,6 +43,16 @@ class Word:
     right_id: int
 
 
+class PrefixEntry(NamedTuple):
+    """A word found by a common-prefix search: its reading is the key's first `length` characters."""
+
+    length: int
+    surface: str
+    left_id: int
+    right_id: int
+    cost: int  # the word's own cost, without connection costs
+
+
 class Lexicon:
     """Exact and predictive lookups in one sys.dic file; `connection(right_id, left_id)` is the dictionary's
     connection cost."""
@@ -58,6 +67,8 @@ class Lexicon:
         self._tokens = np.frombuffer(self._map, _TOKEN, count=tokens_size // _TOKEN.itemsize,
                                      offset=_HEADER.size + units_size)
         self._features_offset = _HEADER.size + units_size + tokens_size
+        # Surfaces by feature offset: a lattice decodes the same few thousand again and again.
+        self._surface = lru_cache(maxsize=1 << 16)(self._feature)
 
     def lookup(self, reading: str) -> list[Word]:
         """Every entry whose reading is exactly `reading`, cheapest first."""
@@ -65,9 +76,9 @@ class Lexicon:
         node = self._walk(key)
         return [] if node is None else sorted(self._words_at(node, key), key=_by_cost)
 
-    def prefix_words(self, key: str, per_reading: int | None = None) -> list[Morpheme]:
-        """Every entry whose reading is a prefix of `key` (a common-prefix search), as morphemes with the
-        word's own cost; with `per_reading`, only that many of the cheapest entries of each reading."""
+    def prefix_words(self, key: str, per_reading: int | None = None) -> list[PrefixEntry]:
+        """Every entry whose reading is a prefix of `key` (a common-prefix search), with the word's own
+        cost; with `per_reading`, only that many of the cheapest entries of each reading."""
         found = []
         node: int | None = int(self._base[0])
         for length, char in enumerate(key, start=1):
@@ -77,8 +88,9 @@ class Lexicon:
             tokens = self._tokens_at(node)
             if per_reading is not None and len(tokens) > per_reading:
                 tokens = tokens[np.argsort(tokens["cost"], kind="stable")[:per_reading]]
-            found += [Morpheme(key[:length], self._feature(int(token["feature"])), int(token["left_id"]),
-                               int(token["right_id"]), int(token["cost"])) for token in tokens]
+            found += [PrefixEntry(length, self._surface(feature), left_id, right_id, cost)
+                      for left_id, right_id, cost, feature
+                      in tokens[["left_id", "right_id", "cost", "feature"]].tolist()]
         return found
 
     def predict(self, prefix: str, limit: int) -> list[Word]:

@@ -8,6 +8,7 @@ N-best paths are the alternatives. Nothing is read until the first query; loadin
 from __future__ import annotations
 
 import importlib.util
+import mmap
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -142,8 +143,8 @@ class SystemDictionary:
         (character offsets), without duplicates."""
         key = _dictionary_key(to_hiragana(reading))
         lexicon = self._files().lexicon
-        words = dict.fromkeys((start, start + len(word.reading), word.surface)
-                              for start in range(len(key)) for word in lexicon.prefix_words(key[start:]))
+        words = dict.fromkeys((start, start + entry.length, entry.surface)
+                              for start in range(len(key)) for entry in lexicon.prefix_words(key[start:]))
         return list(words)
 
     def lattice(self, reading: str, per_reading: int) -> Lattice:
@@ -155,9 +156,14 @@ class SystemDictionary:
         left_id, right_id, cost = files.unknown
         words_from = []
         for start in range(len(key)):
-            found = files.lexicon.prefix_words(key[start:], per_reading)
-            found.append(Morpheme(key[start], key[start], left_id, right_id, cost, unknown=True))
-            words_from.append(tuple(_typed_word(word, reading[start:start + len(word.reading)]) for word in found))
+            words = []
+            for entry in files.lexicon.prefix_words(key[start:], per_reading):
+                typed = reading[start:start + entry.length]
+                copies_its_key = entry.surface == key[start:start + entry.length]
+                words.append(Morpheme(typed, typed if copies_its_key else entry.surface, entry.left_id,
+                                      entry.right_id, entry.cost))
+            words.append(Morpheme(reading[start], reading[start], left_id, right_id, cost, unknown=True))
+            words_from.append(tuple(words))
         return Lattice(reading, tuple(words_from), files.connection)
 
     def _segment(self, reading: str, n: int, first: Candidate | None = None) -> Segment:
@@ -227,10 +233,12 @@ class SystemDictionary:
 
 def _connection_matrix(path: Path) -> np.ndarray:
     """matrix.bin as [right id, left id]: two uint16 sizes, then int16 costs, the left id varying slowest."""
-    sizes = np.fromfile(path, dtype="<u2", count=2)
-    left_size, right_size = int(sizes[0]), int(sizes[1])
-    costs = np.memmap(path, dtype="<i2", mode="r", offset=4, shape=(right_size, left_size))
-    return costs.T
+    with path.open("rb") as file:
+        mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    left_size, right_size = (int(size) for size in np.frombuffer(mapped, dtype="<u2", count=2))
+    # A plain array over the map (np.memmap's indexing costs more than the lookups themselves).
+    costs = np.frombuffer(mapped, dtype="<i2", count=left_size * right_size, offset=4)
+    return costs.reshape(right_size, left_size).T
 
 
 def _unknown_word(path: Path) -> tuple[int, int, int]:
@@ -252,14 +260,11 @@ def _as_typed(path: list[Morpheme], reading: str) -> list[Morpheme]:
     typed, start = [], 0
     for morpheme in path:
         end = start + len(morpheme.reading)
-        typed.append(_typed_word(morpheme, reading[start:end]))
+        copied = morpheme.surface == morpheme.reading
+        typed.append(replace(morpheme, reading=reading[start:end],
+                             surface=reading[start:end] if copied else morpheme.surface))
         start = end
     return typed
-
-
-def _typed_word(morpheme: Morpheme, typed: str) -> Morpheme:
-    """The word with its reading as typed, and its surface too where it copies its key."""
-    return replace(morpheme, reading=typed, surface=typed if morpheme.surface == morpheme.reading else morpheme.surface)
 
 
 def _morpheme(surface: str, details: str) -> Morpheme:

@@ -1,6 +1,6 @@
 """tsuzuri-lm: build the character n-gram language model, and fit the rescoring weights.
 
-    tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 2,3,5,8]
+    tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 1,2,3,4,5]
                      [--exclude SOURCE …]
     tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K]
 """

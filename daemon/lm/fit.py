@@ -23,7 +23,7 @@ import numpy as np
 from daemon.lm.ngram import CharNgramLM
 from daemon.lm.rescoring import FEATURE_NAMES, Features, Weights
 
-# The converter's pool: the dictionary's top 10 and the lattice search's 10 best paths, without duplicates.
+# At most the converter's pool: the dictionary's top 10 and the lattice search's best paths.
 POOL_SIZE = 20
 _L2 = 1e-3
 _NEWTON_STEPS = 25
@@ -68,7 +68,7 @@ def item_features(item: ItemCandidates, lm: CharNgramLM | None, model_scores: li
     candidates = [ConversionCandidate(text, "dictionary", cost=cost, morphemes=morphemes)
                   for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)]
     lm_scores = lm.score(item.texts, item.context) if lm is not None else [0.0] * len(item.texts)
-    return candidate_features(candidates, lm_scores, item.context, model_scores)
+    return candidate_features(candidates, lm_scores, item.reading, item.context, model_scores)
 
 
 def as_arrays(features: list[list[Features]], items: list[ItemCandidates]):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from daemon.lm.rescoring import Weights
 # wider (16 and 8) found no more answers than 8 and 5 at three times the time.
 BEAM_WIDTH = 8
 WORDS_PER_READING = 5
+# Arcs whose path scores this much below the best path to the same offset are not followed. Measured on every
+# fourth item of the suite (5 paths): 1 answer of the 982 found with no limit was lost, 15–20 % faster.
+SCORE_MARGIN = 8.0
 # Backward steps at most per search: paths that differ only in how a text is cut into words come out as
 # duplicates and are skipped, so a list of n texts takes more than n.
 MAX_BACKWARD_STEPS = 3000
@@ -40,8 +44,7 @@ class LatticePath:
     morphemes: int
 
 
-@dataclass(frozen=True)
-class _Arc:
+class _Arc(NamedTuple):
     source: int  # the state the word follows
     surface: str
     score: float  # what the word adds to the path's score
@@ -58,23 +61,25 @@ class _State:
 
 
 def best_paths(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str = "", n: int = 10,
-               beam: int = BEAM_WIDTH) -> list[LatticePath]:
+               beam: int = BEAM_WIDTH, margin: float = SCORE_MARGIN) -> list[LatticePath]:
     """Up to n paths over the whole lattice with distinct texts, best first by
     weights.cost · cost/1000 + weights.lm · LM log-prob after `context` + weights.chars · characters
     + weights.morphemes · words."""
     if not lattice.reading:
         return []
-    states = _forward(lattice, lm, weights, context, beam)
+    states = _forward(lattice, lm, weights, context, beam, margin)
     return _backward(lattice, states, weights, n)
 
 
-def _forward(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, beam: int) -> list[_State]:
+def _forward(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, beam: int,
+             margin: float) -> list[_State]:
     """Every state reached, the sentence start first; arcs leave only the `beam` best states of each offset."""
     keep = lm.order - 1
     encoded: dict[str, tuple[int, ...]] = {}
     states = [_State(0, _SENTENCE_EDGE_ID, tuple(lm.history(context)), 0.0)]
     index: dict[tuple[int, int, tuple[int, ...]], int] = {}
     at_offset: list[list[int]] = [[0]] + [[] for _ in range(len(lattice.reading))]
+    best_at = np.full(len(lattice.reading) + 1, -np.inf)
     for start, words in enumerate(lattice.words_from):
         sources = sorted(at_offset[start], key=lambda i: -states[i].score)[:beam]
         if not sources or not words:
@@ -82,28 +87,31 @@ def _forward(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, 
         for word in words:
             if word.surface not in encoded:
                 encoded[word.surface] = tuple(lm.encode(word.surface))
+        texts = [encoded[w.surface] for w in words]
+        ends = np.array([start + len(w.reading) for w in words])
         joins = lattice.connection[np.array([states[i].right_id for i in sources])][
             :, np.array([w.left_id for w in words])]
         steps = joins.astype(np.int64) + np.array([w.cost for w in words])
-        lm_scores = lm.score_after([states[i].history for i in sources for _ in words],
-                                   [encoded[w.surface] for _ in sources for w in words]).reshape(joins.shape)
         word_terms = np.array([weights.chars * len(w.surface) + weights.morphemes for w in words])
-        arc_scores = weights.cost * steps / 1000 + weights.lm * lm_scores + word_terms
-        for row, source in enumerate(sources):
-            source_state = states[source]
-            for column, word in enumerate(words):
-                end = start + len(word.reading)
-                history = (source_state.history + encoded[word.surface])[-keep:]
-                key = (end, word.right_id, history)
-                arc_score = float(arc_scores[row, column])
-                target = index.get(key)
-                if target is None:
-                    target = index[key] = len(states)
-                    states.append(_State(end, word.right_id, history, source_state.score + arc_score))
-                    at_offset[end].append(target)
-                else:
-                    states[target].score = max(states[target].score, source_state.score + arc_score)
-                states[target].arcs.append(_Arc(source, word.surface, arc_score, int(steps[row, column])))
+        arc_scores = (weights.cost * steps / 1000 + weights.lm * lm.score_grid([states[i].history for i in sources], texts)
+                      + word_terms)
+        totals = np.array([states[i].score for i in sources])[:, None] + arc_scores
+        np.maximum.at(best_at, ends, totals.max(axis=0))
+        rows, columns = np.nonzero(totals >= best_at[ends] - margin)
+        for row, column, arc_score, step, total in zip(rows.tolist(), columns.tolist(),
+                                                       arc_scores[rows, columns].tolist(),
+                                                       steps[rows, columns].tolist(), totals[rows, columns].tolist()):
+            source, word = sources[row], words[column]
+            history = (states[source].history + texts[column])[-keep:]
+            key = (start + len(word.reading), word.right_id, history)
+            target = index.get(key)
+            if target is None:
+                target = index[key] = len(states)
+                states.append(_State(key[0], word.right_id, history, total))
+                at_offset[key[0]].append(target)
+            elif total > states[target].score:
+                states[target].score = total
+            states[target].arcs.append(_Arc(source, word.surface, arc_score, step))
     return states
 
 

@@ -24,19 +24,23 @@ import numpy as np
 
 BOS = 0
 UNK = 1
-FILE_MAGIC = b"TSZLM001"
+FILE_MAGIC = b"TSZLM002"
+_CODES = 256
 _ALIGN = 64
 _NOT_FOUND = -1
 
 
 @dataclass(frozen=True)
 class BuildOptions:
-    order: int = 5
+    order: int = 6
     # Characters seen fewer times than this share UNK.
     min_char_count: int = 3
     # Raw-count cutoffs for orders 2, 3, …, order (a shorter list repeats its last value). Non-decreasing, so
     # a kept n-gram's prefix and suffix are kept as well.
-    cutoffs: tuple[int, ...] = (2, 3, 5, 8)
+    cutoffs: tuple[int, ...] = (1, 2, 3, 4, 5)
+    # 8-bit log-probabilities and back-off weights above level 1 (see QuantizedValues); exact floats when
+    # False (the estimator's tests).
+    quantize: bool = True
 
     def cutoff(self, order: int) -> int:
         return self.cutoffs[min(order - 2, len(self.cutoffs) - 1)] if order >= 2 else 1
@@ -47,18 +51,76 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text).replace("\n", " ")
 
 
+@dataclass(frozen=True)
+class SortedKeys:
+    """A level's sorted keys (parent node · V + character id, which can pass 2³²) in 32 bits each: the low
+    halves, and where each value of the high half begins (it takes a handful of values)."""
+
+    low: np.ndarray     # uint32, sorted within each high half
+    starts: np.ndarray  # int64: keys with high half h are low[starts[h]:starts[h + 1]]
+
+    @classmethod
+    def of(cls, keys: np.ndarray) -> SortedKeys:
+        keys = keys.astype(np.uint64)
+        high = (keys >> np.uint64(32)).astype(np.int64)
+        starts = np.searchsorted(high, np.arange(int(high.max(initial=0)) + 2))
+        return cls((keys & np.uint64(0xFFFFFFFF)).astype(np.uint32), starts.astype(np.int64))
+
+    def __len__(self) -> int:
+        return len(self.low)
+
+    def find(self, keys: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """The index of each of `keys` (int64) where `valid`, or −1 where it is absent or not valid."""
+        found = np.full(len(keys), _NOT_FOUND, dtype=np.int64)
+        high, low = keys >> 32, (keys & 0xFFFFFFFF).astype(np.uint32)
+        for h in np.unique(high[valid & (high < len(self.starts) - 1)]).tolist():
+            part = valid & (high == h)
+            table = self.low[self.starts[h]:self.starts[h + 1]]
+            if not len(table):
+                continue
+            position = np.minimum(np.searchsorted(table, low[part]), len(table) - 1)
+            found[part] = np.where(table[position] == low[part], self.starts[h] + position, _NOT_FOUND)
+        return found
+
+
+@dataclass(frozen=True)
+class QuantizedValues:
+    """A level's log-probabilities or back-off weights as 8-bit codes into a table of 256 values (the
+    quantiles of the level's own values): a quarter of float32, ≈ 0.01 nats where values are dense."""
+
+    codes: np.ndarray  # uint8
+    table: np.ndarray  # float32, ascending
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> QuantizedValues:
+        if not len(values):
+            return cls(np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.float32))
+        table = np.unique(np.quantile(values, (np.arange(_CODES) + 0.5) / _CODES)).astype(np.float32)
+        # Each value takes its nearest table entry: cut at the midpoints.
+        codes = np.searchsorted((table[1:] + table[:-1]) / 2, values).astype(np.uint8)
+        return cls(codes, table)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, index: np.ndarray) -> np.ndarray:
+        return self.table[self.codes[index]]
+
+
 class CharNgramLM:
     """A built model: score candidate strings after an optional left context."""
 
-    def __init__(self, order: int, chars: str, keys: list[np.ndarray], logprob: list[np.ndarray],
-                 backoff: list[np.ndarray], meta: dict | None = None):
+    def __init__(self, order: int, chars: str, keys: list[SortedKeys], logprob: list,
+                 backoff: list, meta: dict | None = None):
         self.order = order
         self.chars = chars  # id - 2 -> character (ids 0 and 1 are BOS and UNK)
         self.vocab_size = len(chars) + 2
         self._ids = {ch: i + 2 for i, ch in enumerate(chars)}
-        self.keys = keys        # [level 2 … order]: sorted uint32 or uint64
-        self.logprob = logprob  # [level 1 … order]: float16, natural log
-        self.backoff = backoff  # [level 1 … order−1]: float16, natural log
+        self.keys = keys        # [level 2 … order]
+        # Natural logs, [level 1 … order] and [level 1 … order−1]: level 1 as a float32 array, the others
+        # QuantizedValues (or float arrays when built with quantize=False).
+        self.logprob = logprob
+        self.backoff = backoff
         self.meta = meta or {}
 
     def encode(self, text: str) -> list[int]:
@@ -73,22 +135,36 @@ class CharNgramLM:
 
     def score(self, texts: Sequence[str], context: str = "") -> list[float]:
         """Natural-log probability of each text after `context` (a line start when empty or short)."""
-        history = self.history(context)
-        return self.score_after([history] * len(texts), [self.encode(text) for text in texts]).tolist()
+        return self.score_grid([self.history(context)], [self.encode(text) for text in texts])[0].tolist()
 
-    def score_after(self, histories: Sequence[Sequence[int]], encoded: Sequence[Sequence[int]]) -> np.ndarray:
-        """log P(encoded[i] | histories[i]) for every i, in one vectorised pass (ids, as from `history`
-        and `encode`)."""
-        # One stream: each text after its own history and a separator (−1) that no n-gram crosses.
-        stream, targets, owners = [], [], []
-        for index, (history, text) in enumerate(zip(histories, encoded)):
-            stream.append(_NOT_FOUND)
-            stream += history
-            targets += range(len(stream), len(stream) + len(text))
-            owners += [index] * len(text)
-            stream += text
-        logp = self._char_logprobs(np.asarray(stream, dtype=np.int64), np.asarray(targets, dtype=np.int64))
-        return np.bincount(np.asarray(owners, dtype=np.int64), weights=logp, minlength=len(encoded))
+    def score_grid(self, histories: Sequence[Sequence[int]], encoded: Sequence[Sequence[int]]) -> np.ndarray:
+        """log P(encoded[j] | histories[i]) as an array [i, j] (ids, as from `history` and `encode`), in one
+        vectorised pass: one stream holds each pair as a separator (−1, which no n-gram crosses), the
+        history and the text; the lattice search scores a few hundred pairs per offset this way."""
+        keep = self.order - 1
+        # A short history is padded in front with separators: no n-gram crosses those either.
+        padded = np.full((len(histories), keep), _NOT_FOUND, dtype=np.int64)
+        for row, history in enumerate(histories):
+            if history:
+                padded[row, -len(history[-keep:]):] = history[-keep:]
+        lengths = np.array([len(text) for text in encoded], dtype=np.int64)
+        if not len(padded) or not len(lengths):
+            return np.zeros((len(histories), len(encoded)))
+        blocks = keep + 1 + lengths  # per text: a separator, the history, the text
+        block_starts = np.concatenate([[0], np.cumsum(blocks)[:-1]])
+        row_length = int(blocks.sum())
+        row_offsets = np.arange(len(padded), dtype=np.int64)[:, None] * row_length
+        text_positions = (np.repeat(block_starts + keep + 1, lengths)
+                          + np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+        stream = np.empty(len(padded) * row_length, dtype=np.int64)
+        stream[(row_offsets + block_starts).ravel()] = _NOT_FOUND
+        history_positions = row_offsets[:, :, None] + block_starts[None, :, None] + 1 + np.arange(keep)
+        stream[history_positions.ravel()] = np.broadcast_to(padded[:, None, :], history_positions.shape).ravel()
+        targets = (row_offsets + text_positions).ravel()
+        stream[targets] = np.tile(np.concatenate([np.asarray(t, dtype=np.int64) for t in encoded]), len(padded))
+        owners = (np.arange(len(padded))[:, None] * len(encoded) + np.repeat(np.arange(len(encoded)), lengths)).ravel()
+        logp = self._char_logprobs(stream, targets)
+        return np.bincount(owners, weights=logp, minlength=len(padded) * len(encoded)).reshape(len(padded), -1)
 
     def char_logprob(self, history: Sequence[int], target: int) -> float:
         """log P(target | history) for ids (tests check normalisation with it)."""
@@ -123,26 +199,22 @@ class CharNgramLM:
             parent = level[:max(len(stream) - k + 1, 0)]  # a stream shorter than k has no k-grams
             last = stream[k - 1:]
             ok = (parent >= 0) & (last > BOS)
-            table = self.keys[k - 2]
-            # In the table's own type (every key of a known parent fits): searchsorted would otherwise
-            # convert the whole table on each call.
-            key = (np.where(ok, parent, 0) * self.vocab_size + np.where(ok, last, 0)).astype(table.dtype)
-            position = np.minimum(np.searchsorted(table, key), max(len(table) - 1, 0))
-            found = ok & (table[position] == key) if len(table) else np.zeros_like(ok)
-            level = np.concatenate([np.where(found, position, _NOT_FOUND),
-                                    np.full(k - 1, _NOT_FOUND, dtype=np.int64)])
+            key = np.where(ok, parent, 0) * self.vocab_size + np.where(ok, last, 0)
+            level = np.concatenate([self.keys[k - 2].find(key, ok), np.full(k - 1, _NOT_FOUND, dtype=np.int64)])
             nodes.append(level)
         return nodes
 
     # --- storage: a JSON header, then the arrays at aligned offsets, read back memory-mapped ---
 
     def save(self, path: Path) -> None:
-        arrays = {"logprob1": self.logprob[0], "backoff1": self.backoff[0]}
+        arrays = {"logprob1": np.asarray(self.logprob[0], dtype=np.float32),
+                  "backoff1": np.asarray(self.backoff[0], dtype=np.float32)}
         for k in range(2, self.order + 1):
-            arrays[f"keys{k}"] = self.keys[k - 2]
-            arrays[f"logprob{k}"] = self.logprob[k - 1]
-            if k < self.order:
-                arrays[f"backoff{k}"] = self.backoff[k - 1]
+            arrays[f"keys{k}.low"], arrays[f"keys{k}.starts"] = self.keys[k - 2].low, self.keys[k - 2].starts
+            values = [("logprob", self.logprob[k - 1])] + ([("backoff", self.backoff[k - 1])] if k < self.order else [])
+            for name, level in values:
+                level = level if isinstance(level, QuantizedValues) else QuantizedValues.of(np.asarray(level))
+                arrays[f"{name}{k}.codes"], arrays[f"{name}{k}.table"] = level.codes, level.table
         layout, offset = {}, 0
         for name, array in arrays.items():
             layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
@@ -163,7 +235,7 @@ class CharNgramLM:
         with Path(path).open("rb") as file:
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         if mapped[:len(FILE_MAGIC)] != FILE_MAGIC:
-            raise ValueError(f"{path} is not a Tsuzuri language model")
+            raise ValueError(f"{path} is not a Tsuzuri language model of this version (rebuild it with tsuzuri-lm build)")
         size = int.from_bytes(mapped[len(FILE_MAGIC):len(FILE_MAGIC) + 8], "little")
         header = json.loads(mapped[len(FILE_MAGIC) + 8:len(FILE_MAGIC) + 8 + size].decode("utf-8"))
         start = -(-(len(FILE_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
@@ -174,10 +246,14 @@ class CharNgramLM:
             return np.frombuffer(mapped, dtype=np.dtype(spec["dtype"]), count=count,
                                  offset=start + spec["offset"]).reshape(spec["shape"])
 
+        def values(name: str, k: int):
+            return array(f"{name}1") if k == 1 else QuantizedValues(array(f"{name}{k}.codes"), array(f"{name}{k}.table"))
+
         order = header["order"]
-        return cls(order, header["chars"], [array(f"keys{k}") for k in range(2, order + 1)],
-                   [array(f"logprob{k}") for k in range(1, order + 1)],
-                   [array(f"backoff{k}") for k in range(1, order)], header.get("meta"))
+        return cls(order, header["chars"],
+                   [SortedKeys(array(f"keys{k}.low"), array(f"keys{k}.starts")) for k in range(2, order + 1)],
+                   [values("logprob", k) for k in range(1, order + 1)],
+                   [values("backoff", k) for k in range(1, order)], header.get("meta"))
 
 
 def build(lines: Iterable[str], options: BuildOptions = BuildOptions()) -> CharNgramLM:
@@ -269,21 +345,19 @@ def _kneser_ney(levels: list[_Level], vocab_size: int, chars: str, options: Buil
         kept = keep[k - 1]
         new_parent = renumbered[-1][parents[k - 1][kept]]
         last = (levels[k - 1].keys[kept] % vocab).astype(np.int64)
-        key_type = _key_type(int(keep[k - 2].sum()), vocab_size)
-        keys.append((new_parent.astype(np.uint64) * vocab + last.astype(np.uint64)).astype(key_type))
+        keys.append(SortedKeys.of(new_parent.astype(np.uint64) * vocab + last.astype(np.uint64)))
         renumbered.append(np.cumsum(kept) - 1)
-    # Half precision: ~0.01 nats at worst, far below what separates candidates, and half the file.
     with np.errstate(divide="ignore"):
-        logprob = [np.log(probability[k][keep[k]]).astype(np.float16) for k in range(order)]
-        backoff = [np.log(np.maximum(gammas[k][keep[k]], 1e-30)).astype(np.float16) for k in range(order - 1)]
+        logprob = [np.log(probability[k][keep[k]]) for k in range(order)]
+        backoff = [np.log(np.maximum(gammas[k][keep[k]], 1e-30)) for k in range(order - 1)]
+    # Level 1 (the vocabulary) stays exact; above it, 8 bits a value, far below what separates candidates.
+    if options.quantize:
+        logprob = logprob[:1] + [QuantizedValues.of(level) for level in logprob[1:]]
+        backoff = backoff[:1] + [QuantizedValues.of(level) for level in backoff[1:]]
+    logprob[0], backoff[0] = logprob[0].astype(np.float32), backoff[0].astype(np.float32)
     meta = {"options": {"order": order, "min_char_count": options.min_char_count, "cutoffs": list(options.cutoffs)},
             "ngrams": [int(vocab_size)] + [int(len(key)) for key in keys]}
     return CharNgramLM(order, chars, keys, logprob, backoff, meta)
-
-
-def _key_type(parents: int, vocab_size: int) -> type:
-    """32-bit keys where every parent · V + id fits (the lower levels), else 64-bit."""
-    return np.uint32 if parents * vocab_size <= 2**32 else np.uint64
 
 
 def _discounts(count: np.ndarray) -> tuple[float, float, float]:

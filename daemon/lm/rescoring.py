@@ -70,8 +70,8 @@ def floored_model_scores(scores: Sequence[float], floor: float = MODEL_FLOOR) ->
 # Fitted by `tsuzuri-lm fit` (4-fold CV over items pooled from every set of ../shared/eval) for the shipped
 # model build; daemon/lm/README.md has the cross-validated accuracies. The neural model's score counts only
 # where there is left context (it is zero otherwise): without context it made every set but none better.
-WEIGHTS_WITHOUT_MODEL = Weights(cost=-0.9046, lm=0.3171, chars=0.1112, morphemes=-0.5826, context=1.2101)
-WEIGHTS_WITH_MODEL = Weights(cost=-0.8548, lm=0.2834, morphemes=-0.5978, context=1.1707, model=0.3766)
+WEIGHTS_WITHOUT_MODEL = Weights(cost=-0.7958, lm=0.3413, chars=0.1346, morphemes=-0.3732, context=1.1224)
+WEIGHTS_WITH_MODEL = Weights(cost=-0.7632, lm=0.3144, chars=0.0612, context=1.137, model=0.3753)
 
 
 def model_can_change_the_choice(candidates: Sequence[Features], weights: Weights) -> bool:
