@@ -81,6 +81,8 @@ class KeyBindings:
     characters, each optionally with modifiers (ctrl+space). An empty list [] leaves an action without a key."""
 
     convert: KeyNames = _setting(("space", "Henkan"), "Convert the reading")
+    reconvert: KeyNames = _setting(("Henkan",), "Convert again the selected text, or the word before the cursor, "
+                                                "when nothing is being typed (再変換)")
     commit: KeyNames = _setting(("Return", "KP_Enter"), "Commit the preedit")
     cancel: KeyNames = _setting(("Escape",), "Cancel the conversion, or clear the reading")
     backspace: KeyNames = _setting(("BackSpace",), "Delete the character before the cursor")

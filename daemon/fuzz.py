@@ -87,10 +87,11 @@ def cases(seed: int, count: int) -> Iterator[bytes]:
 def fuzz_in_process(count: int, seed: int) -> dict:
     from daemon.converter import Converter
     from daemon.dictionary import system_dictionary
-    from daemon.server import apply_message
+    from daemon.server import apply_message, warm_up
     from daemon.session import InputSession
 
     converter = Converter(dictionary=system_dictionary())
+    warm_up(converter)  # as the daemon does before it serves: the first dictionary and reading-index loads
     sessions = [InputSession(converter) for _ in range(4)]
     rng = random.Random(seed + 1)
     decoded = crashes = hangs = 0

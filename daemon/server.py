@@ -48,7 +48,7 @@ from daemon import sd_notify
 from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
 from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
-from daemon.dictionary import system_dictionary
+from daemon.dictionary import system_dictionary, system_reader
 from daemon.lm import load_default_language_model
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of, romaji_table_of
@@ -440,7 +440,7 @@ def apply_message(session: InputSession, message):
         case SelectCandidate():
             return session.select_candidate(message.index, message.request_id)
         case SurroundingText():
-            session.set_surrounding_text(message.text, message.cursor)
+            session.set_surrounding_text(message)
         case FocusIn():
             session.focus_in(message.purpose)
         case FocusOut():
@@ -457,6 +457,8 @@ def warm_up(converter: Converter) -> None:
     for store in (converter.learning, converter.user_dictionary):
         if store is not None and not store.load_report.clean:
             log.warning("user data: %s", store.load_report.summary())
+    if converter.dictionary is not None:
+        system_reader().load()  # the readings reconversion needs (~3 s): not on the first reconversion key
 
 
 def save_userdata(converter: Converter) -> None:

@@ -3,6 +3,10 @@
 Empty → Composing → Converting → commit, plus Predicting (Tab / Down while composing). The session holds
 a composer and, while converting, a list of segments each with its candidates; it asks the converter
 for candidates and never touches D-Bus. Positions are in code points.
+
+Reconversion (再変換) enters Converting from Empty: the selected text (or the word before the cursor, as the
+field's surrounding text says) is deleted from the field, its reading converts, and the choice is committed
+in its place; cancelling puts the original text back.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, Roma
 from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import InputSettings, KeyBindings
 from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, Effort, PersonalData, unique_texts
+from daemon.dictionary import TextReader, system_reader
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
+from daemon.reconversion import ReconversionTarget, reconversion_target
 from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
-                          InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle)
+                          InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle, SurroundingDeletion,
+                          SurroundingText)
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +100,11 @@ class Segment:
 
 
 class InputSession:
-    def __init__(self, converter: Converter, settings: SessionSettings | None = None):
+    def __init__(self, converter: Converter, settings: SessionSettings | None = None,
+                 reader: TextReader | None = None):
         self.converter = converter
+        # Readings of written text, for reconversion: over the system dictionary unless given.
+        self.reader = reader or (system_reader() if converter.dictionary is not None else None)
         self.settings = settings or SessionSettings()
         self.composer = Composer(table=self.settings.romaji_table)
         self.phase = Phase.EMPTY
@@ -103,7 +113,8 @@ class InputSession:
         self.window_open = False
         self.purpose = InputPurpose.FREE_FORM
         self.committed = ""  # recent commits of this session: left context when the app sends none
-        self.surrounding: str | None = None  # text before the cursor, as the app last reported it
+        self.surrounding: SurroundingText | None = None  # the field's text around the cursor, as last reported
+        self.reconverted: str | None = None  # while a reconversion is in progress, the text it deleted
         self.model_session = converter.engine.session() if converter.engine is not None else None
         self.live_text: str | None = None  # live conversion of the current composition
         # Text typed while the field was secret stays secret until it is committed or dropped, even if the
@@ -123,6 +134,11 @@ class InputSession:
             return self._output(request_id, consumed=False)
         if "input_off" in actions and self.phase is Phase.EMPTY:
             return self._output(request_id, True, self._toggle_input())
+        if "reconvert" in actions and self.phase is Phase.EMPTY:
+            target = self._reconversion_target()
+            if target is not None:
+                self._start_reconversion(target)
+                return self._output(request_id, True, deletion=target.deletion)
         handler = {Phase.EMPTY: self._key_empty, Phase.COMPOSING: self._key_composing,
                    Phase.CONVERTING: self._key_converting, Phase.PREDICTING: self._key_predicting}[self.phase]
         consumed, commit = handler(key, actions[0] if actions else None)
@@ -135,8 +151,8 @@ class InputSession:
             return self._output(request_id, True, self._choose())
         return self._output(request_id, consumed=False)
 
-    def set_surrounding_text(self, text: str, cursor: int) -> None:
-        self.surrounding = text[:cursor]
+    def set_surrounding_text(self, surrounding: SurroundingText) -> None:
+        self.surrounding = surrounding
 
     def focus_in(self, purpose: InputPurpose) -> None:
         self.purpose = purpose
@@ -146,8 +162,8 @@ class InputSession:
         return self._output(0, True, self._commit_all())
 
     def reset(self) -> Output:
-        self._clear()
-        return self._output(0, True)
+        """The composition is dropped; a reconversion puts back the text it deleted."""
+        return self._output(0, True, self._cancel())
 
     def set_mode(self, mode: str) -> Output:
         commit = self._commit_all() if mode == InputMode.DIRECT.value else ""
@@ -164,7 +180,7 @@ class InputSession:
 
     @property
     def context(self) -> str:
-        left = self.surrounding if self.surrounding is not None else self.committed
+        left = self.surrounding.text[:self.surrounding.cursor] if self.surrounding is not None else self.committed
         return left[-self.settings.context_chars:] if self.settings.context_chars else ""
 
     @property
@@ -198,8 +214,7 @@ class InputSession:
         if action == "commit":
             return True, self._commit_all()
         if action == "cancel":
-            self._clear()
-            return True, ""
+            return True, self._cancel()
         if action == "backspace":
             self.composer = self.composer.backspace()
             self._after_composer_change()
@@ -226,6 +241,8 @@ class InputSession:
             self.window_open = True
         elif action == "commit":
             return True, self._commit_all()
+        elif action == "cancel" and self.reconverted is not None:
+            return True, self._cancel()
         elif action in ("cancel", "backspace"):
             self._back_to_composing()
         elif action in ("focus_left", "focus_right"):
@@ -306,6 +323,34 @@ class InputSession:
         self.focus = 0
         self.window_open = False
         self.phase = Phase.CONVERTING
+
+    def _reconversion_target(self) -> ReconversionTarget | None:
+        """What the reconversion key converts again, if the field says and its reading can be found. Until the
+        daemon's warm-up has built the reading index, nothing: the key must not wait seconds for it (the
+        frontend would give up on the answer that deletes the text)."""
+        if (self.surrounding is None or self.reader is None or not self.reader.loaded
+                or self.purpose.is_secret):
+            return None
+        return reconversion_target(self.surrounding.text, self.surrounding.cursor, self.surrounding.anchor)
+
+    def _start_reconversion(self, target: ReconversionTarget) -> None:
+        """Convert `target` again, from its reading; the Output starting it deletes it from the field."""
+        reading = self.reader.reading_of(target.text)
+        # The reading is text, not keys: composed in direct mode it stays as it is (letters are not romaji).
+        mode = self.composer.mode
+        self.composer = self._new_composer().set_mode(InputMode.DIRECT).insert(reading).set_mode(mode)
+        self.reconverted = target.text
+        # The field as it is once the text is deleted: the conversion's left context is what precedes it.
+        text, cursor = self.surrounding.text, self.surrounding.cursor
+        start = cursor - target.before
+        self.surrounding = SurroundingText(text[:start] + text[cursor + target.after:], start, start)
+        self._start_conversion(self._whole_reading_segments())
+
+    def _cancel(self) -> str:
+        """Escape or a reset: the composition goes; a reconversion puts back the text it deleted."""
+        restored = self.reconverted or ""
+        self._clear()
+        return restored
 
     def _start_prediction(self) -> str:
         predictions = self.converter.predictions(self.composer.reading(), self.settings.page_size)
@@ -411,6 +456,7 @@ class InputSession:
         self.window_open = False
         self.live_text = None
         self.typed_in_secret = False
+        self.reconverted = None
         self.phase = Phase.EMPTY
 
     # -- live conversion ----------------------------------------------------------------------------
@@ -438,7 +484,8 @@ class InputSession:
     def _page_start(self) -> int:
         return self._focused().index // self.settings.page_size * self.settings.page_size
 
-    def _output(self, request_id: int, consumed: bool, commit: str = "") -> Output:
+    def _output(self, request_id: int, consumed: bool, commit: str = "",
+                deletion: SurroundingDeletion | None = None) -> Output:
         segments: list[PreeditSegment] = []
         window = None
         aux = ""
@@ -462,4 +509,4 @@ class InputSession:
         cursor = sum(len(s.text) for s in segments)
         return Output(request_id=request_id, consumed=consumed, commit=commit[:MAX_TEXT_CHARS],
                       preedit=Preedit(tuple(segments), min(cursor, MAX_TEXT_CHARS)), candidates=window,
-                      aux=aux, mode=self.composer.mode.value)
+                      aux=aux, mode=self.composer.mode.value, delete_surrounding=deletion)

@@ -14,7 +14,7 @@ from .messages import (ALT_MASK, COMMAND_MODIFIERS, CONTROL_MASK, DAEMON_MESSAGE
                        RELEASE_MASK, SHIFT_MASK, SUPER_MASK, CandidateItem, CandidateWindow, DaemonMessage,
                        FocusIn, FocusOut, FrontendMessage, InputPurpose, KeyEvent, Output, Preedit,
                        PreeditSegment, Reset, SegmentStyle, SelectCandidate, SetInputMode, Status,
-                       SurroundingText)
+                       SurroundingDeletion, SurroundingText)
 
 __all__ = [
     "PROTOCOL_VERSION", "encode", "decode", "ProtocolError", "ErrorCode", "ERROR_CODES",
@@ -23,6 +23,6 @@ __all__ = [
     "SHIFT_MASK", "LOCK_MASK", "CONTROL_MASK", "ALT_MASK", "NUM_LOCK_MASK", "SUPER_MASK", "HYPER_MASK",
     "META_MASK", "RELEASE_MASK", "COMMAND_MODIFIERS", "INPUT_MODES", "MODEL_STATES",
     "KeyEvent", "SurroundingText", "FocusIn", "FocusOut", "Reset", "SelectCandidate", "SetInputMode",
-    "InputPurpose", "Output", "Preedit", "PreeditSegment", "SegmentStyle", "CandidateWindow",
+    "InputPurpose", "SurroundingDeletion", "Output", "Preedit", "PreeditSegment", "SegmentStyle", "CandidateWindow",
     "CandidateItem", "Status", "FrontendMessage", "DaemonMessage", "FRONTEND_MESSAGES", "DAEMON_MESSAGES",
 ]

@@ -1,12 +1,13 @@
 """msgpack codec for protocol messages.
 
-Wire format (PROTOCOL_VERSION 1): every message is one msgpack map
+Wire format (PROTOCOL_VERSION 2): every message is one msgpack map
 
-    {"v": 1, "t": "<type tag>", <field>: <value>, ...}
+    {"v": 2, "t": "<type tag>", <field>: <value>, ...}
 
 with exactly the message's fields, by their dataclass names. Nested records (Preedit,
-PreeditSegment, CandidateWindow, CandidateItem) are maps of exactly their fields, without "v"/"t";
-tuples are arrays; enums are their string values; CandidateWindow | None is the map or nil.
+PreeditSegment, CandidateWindow, CandidateItem, SurroundingDeletion) are maps of exactly their fields,
+without "v"/"t"; tuples are arrays; enums are their string values; an optional record (CandidateWindow | None,
+SurroundingDeletion | None) is the map or nil.
 Strings are msgpack str (UTF-8); there is no bin, ext or float anywhere in the protocol.
 
 Why a map rather than a positional array: the bytes say what they mean (any msgpack dump of a
@@ -31,7 +32,7 @@ from .limits import (MAX_CANDIDATES, MAX_MAP_ENTRIES, MAX_MESSAGE_BYTES, MAX_SEG
                      MAX_UTF8_BYTES_PER_CHAR)
 from .schema import MESSAGE_TYPES, WireRecord
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: Output.delete_surrounding, for reconversion
 
 M = TypeVar("M", bound=WireRecord)
 

@@ -199,6 +199,18 @@ class CandidateWindow(WireRecord):
         return self.cursor - self.page_start
 
 
+@record
+class SurroundingDeletion(WireRecord):
+    """Text around the cursor that the frontend deletes before it commits (the text a reconversion replaces).
+    It is one span that holds the cursor: `before` code points just before it and `after` just after it."""
+    before: TextPosition
+    after: TextPosition
+
+    def _check_invariants(self) -> None:
+        if self.before + self.after == 0:
+            raise invalid_field("SurroundingDeletion", "deletes nothing; send delete_surrounding=None instead")
+
+
 @message("output")
 class Output(WireRecord):
     request_id: RequestId  # of the KeyEvent or SelectCandidate answered; 0 when unsolicited
@@ -208,6 +220,9 @@ class Output(WireRecord):
     candidates: CandidateWindow | None  # None hides the candidate window
     aux: ShortText  # auxiliary line, e.g. the reading being converted; "" hides it
     mode: InputMode
+    # Deleted first, then the commit, then the preedit and the rest drawn. Last, with a default, so that an
+    # Output that deletes nothing need not say so; on the wire it is always there (nil for None).
+    delete_surrounding: SurroundingDeletion | None = None
 
 
 @message("status")

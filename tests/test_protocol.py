@@ -18,7 +18,7 @@ from ime_protocol import (ALT_MASK, CONTROL_MASK, DAEMON_MESSAGES, ERROR_CODES, 
                           PROTOCOL_VERSION, RELEASE_MASK, REQUEST_ID_MAX, SHIFT_MASK, SUPER_MASK, UINT32_MAX,
                           CandidateItem, CandidateWindow, FocusIn, FocusOut, InputPurpose, KeyEvent, Output,
                           Preedit, PreeditSegment, ProtocolError, Reset, SegmentStyle, SelectCandidate,
-                          SetInputMode, Status, SurroundingText, decode, encode)
+                          SetInputMode, Status, SurroundingDeletion, SurroundingText, decode, encode)
 from tests.conftest import REPO
 
 ALL_MESSAGES = FRONTEND_MESSAGES + DAEMON_MESSAGES
@@ -72,7 +72,8 @@ STRATEGIES = {
     SelectCandidate: st.builds(SelectCandidate, st.integers(0, MAX_CANDIDATES - 1), REQUEST_IDS),
     SetInputMode: st.builds(SetInputMode, st.sampled_from(sorted(INPUT_MODES))),
     Output: st.builds(Output, REQUEST_IDS, st.booleans(), texts(20), preedits(), st.none() | candidate_windows(),
-                      texts(20), st.sampled_from(sorted(INPUT_MODES))),
+                      texts(20), st.sampled_from(sorted(INPUT_MODES)),
+                      st.none() | st.builds(SurroundingDeletion, st.integers(1, 50), st.integers(0, 50))),
     Status: st.builds(Status, st.sampled_from(sorted(MODEL_STATES)), texts(20), texts(20)),
 }
 MESSAGES = st.one_of(*STRATEGIES.values())
@@ -86,7 +87,7 @@ OUTPUT = Output(7, True, "", Preedit((PreeditSegment("きょう", SegmentStyle.H
                                       PreeditSegment("は", SegmentStyle.UNDERLINE)), 4),
                 CandidateWindow((CandidateItem("今日", ""), CandidateItem("京", "都"), CandidateItem("強", "")),
                                 1, 2, "12"),
-                "きょう", "hiragana")
+                "きょう", "hiragana", SurroundingDeletion(3, 0))
 
 
 def wire_of(message) -> dict:
@@ -154,7 +155,8 @@ def test_output_wire_form_is_readable():
     assert wire["t"] == "output"
     assert wire["preedit"]["segments"][0] == {"text": "きょう", "style": "highlight"}
     assert wire["candidates"]["items"][1] == {"text": "京", "annotation": "都"}
-    assert wire_of(FocusIn(InputPurpose.PASSWORD)) == {"v": 1, "t": "focus_in", "purpose": "password"}
+    assert wire["delete_surrounding"] == {"before": 3, "after": 0}
+    assert wire_of(FocusIn(InputPurpose.PASSWORD)) == {"v": PROTOCOL_VERSION, "t": "focus_in", "purpose": "password"}
 
 
 def test_decode_accepts_only_the_expected_types():
@@ -194,7 +196,7 @@ def test_tag_samples_cover_every_message_type():
        st.dictionaries(st.sampled_from(FIELD_NAMES + ["extra"]), MSGPACK_VALUES, max_size=5))
 def test_random_envelopes_decode_to_a_valid_message_or_protocol_error(tag, fields):
     try:
-        message = decode(msgpack.packb({"v": 1, "t": tag, **fields}))
+        message = decode(msgpack.packb({"v": PROTOCOL_VERSION, "t": tag, **fields}))
     except ProtocolError as error:
         assert error.code in ERROR_CODES
     else:
@@ -250,27 +252,28 @@ def test_ints_and_nil_where_a_bool_or_record_belongs_are_invalid_fields():
     assert_rejected(patched(OUTPUT, ("preedit",), None), "invalid_field")
     assert_rejected(patched(OUTPUT, ("preedit", "segments"), None), "invalid_field")
     assert decode(patched(OUTPUT, ("candidates",), None)).candidates is None
+    assert decode(patched(OUTPUT, ("delete_surrounding",), None)).delete_surrounding is None
 
 
 @pytest.mark.parametrize("wire, code", [
     ({"t": "reset"}, "malformed"),
     ({"v": None, "t": "reset"}, "malformed"),
     ({"v": True, "t": "reset"}, "malformed"),
-    ({"v": 1.0, "t": "reset"}, "malformed"),
+    ({"v": float(PROTOCOL_VERSION), "t": "reset"}, "malformed"),
     ({"v": "1", "t": "reset"}, "malformed"),
-    ({"v": 2, "t": "reset"}, "unknown_version"),
+    ({"v": PROTOCOL_VERSION + 1, "t": "reset"}, "unknown_version"),
     ({"v": 0, "t": "reset"}, "unknown_version"),
     ({"v": -1, "t": "reset"}, "unknown_version"),
-    ({"v": 2, "t": "from_the_future", "new_field": 1}, "unknown_version"),  # version is checked first
-    ({"v": 1}, "malformed"),
-    ({"v": 1, "t": 5}, "malformed"),
-    ({"v": 1, "t": b"reset"}, "malformed"),
-    ({"v": 1, "t": "bogus"}, "unknown_type"),
-    ({"v": 1, "t": "Reset"}, "unknown_type"),
-    ({"v": 1, "t": "preedit", "segments": [], "cursor": 0}, "unknown_type"),  # nested records have no tag
-    ({"v": 1, "t": "reset", "extra": 0}, "invalid_field"),
-    ({"v": 1, "t": "reset", 5: 0}, "malformed"),  # non-str map key
-    ({"v": 1, "t": "reset", b"": 0}, "invalid_field"),  # bin key: an unknown field
+    ({"v": PROTOCOL_VERSION + 1, "t": "from_the_future", "new_field": 1}, "unknown_version"),  # version is checked first
+    ({"v": PROTOCOL_VERSION}, "malformed"),
+    ({"v": PROTOCOL_VERSION, "t": 5}, "malformed"),
+    ({"v": PROTOCOL_VERSION, "t": b"reset"}, "malformed"),
+    ({"v": PROTOCOL_VERSION, "t": "bogus"}, "unknown_type"),
+    ({"v": PROTOCOL_VERSION, "t": "Reset"}, "unknown_type"),
+    ({"v": PROTOCOL_VERSION, "t": "preedit", "segments": [], "cursor": 0}, "unknown_type"),  # nested records have no tag
+    ({"v": PROTOCOL_VERSION, "t": "reset", "extra": 0}, "invalid_field"),
+    ({"v": PROTOCOL_VERSION, "t": "reset", 5: 0}, "malformed"),  # non-str map key
+    ({"v": PROTOCOL_VERSION, "t": "reset", b"": 0}, "invalid_field"),  # bin key: an unknown field
     ([1, "reset"], "malformed"),
     (1, "malformed"),
     (None, "malformed"),
@@ -311,7 +314,7 @@ def test_size_limit_is_checked_before_unpacking():
     # Unpacking these bytes would fail as trailing data; too_large proves nothing was unpacked.
     assert_rejected(b"\xc0" * (MAX_MESSAGE_BYTES + 1), "too_large")
     assert_rejected(b"\xc0" * MAX_MESSAGE_BYTES, "malformed")
-    padded = msgpack.packb({"v": 1, "t": "surrounding_text", "text": "", "cursor": 0, "anchor": 0})
+    padded = msgpack.packb({"v": PROTOCOL_VERSION, "t": "surrounding_text", "text": "", "cursor": 0, "anchor": 0})
     assert_rejected(padded + b"\xc0" * (MAX_MESSAGE_BYTES - len(padded) + 1), "too_large")
 
 
@@ -423,6 +426,9 @@ def test_positions_at_the_end_of_the_text_are_valid():
     lambda: Output(0, 1, "", Preedit((), 0), None, "", "hiragana"),
     lambda: Output(0, True, "", None, None, "", "hiragana"),
     lambda: Output(0, True, "", Preedit((), 0), CandidateItem("a", ""), "", "hiragana"),
+    lambda: Output(0, True, "", Preedit((), 0), None, "", "hiragana", (3, 0)),
+    lambda: SurroundingDeletion(0, 0),
+    lambda: SurroundingDeletion(-1, 2),
     lambda: Status("ready", "m" * (MAX_SHORT_TEXT_CHARS + 1), ""),
 ])
 def test_invalid_messages_cannot_be_constructed(construct):
@@ -445,7 +451,7 @@ def test_encode_revalidates_a_tampered_message(message, path):
 
 
 def test_encode_refuses_what_is_not_a_message():
-    for not_a_message in (OUTPUT.preedit, {"v": 1, "t": "reset"}, None):
+    for not_a_message in (OUTPUT.preedit, {"v": PROTOCOL_VERSION, "t": "reset"}, None):
         with pytest.raises(ProtocolError) as caught:
             encode(not_a_message)
         assert caught.value.code == "unknown_type"

@@ -6,9 +6,11 @@ another widget, an engine switch, a daemon restart.
 Needs Debian's xvfb, xdotool, python3-gi, gir1.2-gtk-3.0, ibus-gtk3 and fcitx5-frontend-gtk3 besides
 the frameworks' own packages; skips without them.
 """
+import asyncio
 import os
 import signal
 import subprocess
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,3 +156,109 @@ def activated_daemon(service_dir: Path, address: str, home: Path):
         service.unlink()
         subprocess.run(reload, capture_output=True)
         subprocess.run(["pkill", "-f", f"daemon.server --bus {address}"], capture_output=True)
+
+
+
+def wait_until_the_daemon_reconverts(address: str) -> None:
+    """The daemon builds the reading index reconversion needs once started (~3 s), and until then it lets the
+    reconversion key through. Asks a session of the test's own until its reconversion key is taken."""
+    from dbus_fast import Message, MessageType
+    from dbus_fast.aio import MessageBus
+
+    from daemon.keys import keyval_of
+    from ime_protocol import DAEMON_MESSAGES, KeyEvent, Reset, SurroundingText, decode, encode
+    from ime_protocol.dbus_names import BUS_NAME, ROOT_INTERFACE, ROOT_PATH, SESSION_INTERFACE
+
+    async def reconvert() -> None:
+        bus = await MessageBus(bus_address=address).connect()
+        try:
+            async def call(path: str, interface: str, member: str, *messages) -> Message:
+                reply = await bus.call(Message(destination=BUS_NAME, path=path, interface=interface, member=member,
+                                               signature="ay" if messages else "",
+                                               body=[encode(m) for m in messages]))
+                assert reply.message_type is MessageType.METHOD_RETURN, reply.body
+                return reply
+            session = (await call(ROOT_PATH, ROOT_INTERFACE, "CreateSession")).body[0]
+            deadline = time.monotonic() + 30
+            while True:
+                await call(session, SESSION_INTERFACE, "Send", SurroundingText("天気", 2, 0))
+                reply = await call(session, SESSION_INTERFACE, "Send", KeyEvent(keyval_of("Henkan"), 0, 0, 1))
+                if decode(bytes(reply.body[0]), DAEMON_MESSAGES).consumed:
+                    break
+                assert time.monotonic() < deadline, "the daemon never became ready to reconvert"
+                await asyncio.sleep(0.1)
+            await call(session, SESSION_INTERFACE, "Send", Reset())
+            await call(session, SESSION_INTERFACE, "Close")
+        finally:
+            bus.disconnect()
+    asyncio.run(reconvert())
+
+
+def committed_sentence(desktop: Desktop, widget: str) -> None:
+    """今日は良い天気 typed and converted into `widget`, the cursor after it; the daemon ready to reconvert."""
+    window = desktop.window
+    if widget != window.focused:
+        window.click(widget)
+        if desktop.framework == "fcitx5":
+            desktop.use("tsuzuri")  # fcitx keeps an input method per field
+    wait_until_the_daemon_reconverts(window.env["DBUS_SESSION_BUS_ADDRESS"])
+    window.type("kyouhayoitenki")
+    window.keys("space", "Return")
+    window.wait_for_text(widget, "今日は良い天気")
+
+
+def choose_the_next_candidate(window: Window, widget: str, shown: str) -> str:
+    """Space, as for any conversion: the next candidate, committed with Return; returns it."""
+    window.keys("space")
+    window.wait_until(lambda texts: texts[f"{widget}_preedit"] not in ("", shown))
+    chosen = window.texts[f"{widget}_preedit"]
+    window.keys("Return")
+    window.wait_for_preedit(widget, "")
+    return chosen
+
+
+# A GtkTextView tells the input method its selection; a GTK 3 GtkEntry does not (its retrieve-surrounding
+# handler reports the cursor alone, under IBus's and fcitx5's GTK 3 modules alike), so in an entry the
+# reconversion key takes the text before the cursor: a selection made with the cursor at its end.
+
+def test_reconverting_a_selection_replaces_it_with_the_chosen_candidate(desktop):
+    """The issue's case: 今日は良い天気 selected (shift+Home: the cursor at its start), Henkan."""
+    window = desktop.window
+    committed_sentence(desktop, "textview")
+    window.keys("shift+Home", "Henkan")
+    # Its reading (きょうはよいてんき) converts again, in place of the selection.
+    window.wait_for_preedit("textview", "今日は良い天気")
+    window.wait_for_text("textview", "")
+    chosen = choose_the_next_candidate(window, "textview", "今日は良い天気")
+    window.wait_for_text("textview", chosen)
+
+
+def test_reconverting_part_of_the_text_replaces_only_the_selection(desktop):
+    window = desktop.window
+    committed_sentence(desktop, "textview")
+    window.keys("shift+Left", "shift+Left", "Henkan")  # 天気 selected, the cursor at its start
+    window.wait_for_preedit("textview", "天気")
+    window.wait_for_text("textview", "今日は良い")
+    chosen = choose_the_next_candidate(window, "textview", "天気")
+    window.wait_for_text("textview", "今日は良い" + chosen)
+
+
+def test_reconverting_in_an_entry_takes_the_selection_that_ends_at_the_cursor(desktop):
+    window = desktop.window
+    committed_sentence(desktop, "entry")
+    window.keys("Home", "shift+End", "Henkan")
+    window.wait_for_preedit("entry", "今日は良い天気")
+    window.wait_for_text("entry", "")
+    chosen = choose_the_next_candidate(window, "entry", "今日は良い天気")
+    window.wait_for_text("entry", chosen)
+
+
+def test_cancelling_a_reconversion_of_the_word_before_the_cursor_puts_it_back(desktop):
+    window = desktop.window
+    committed_sentence(desktop, "entry")
+    window.keys("Henkan")  # nothing selected: the text just before the cursor
+    window.wait_for_preedit("entry", "今日は良い天気")
+    window.wait_for_text("entry", "")
+    window.keys("Escape")
+    window.wait_for_text("entry", "今日は良い天気")
+    window.wait_for_preedit("entry", "")

@@ -3,14 +3,15 @@
 import pytest
 
 from daemon.converter import Converter
-from daemon.dictionary import system_dictionary
+from daemon.dictionary import TextReader, system_dictionary, system_reader
 from daemon.keys import KeySpec, key_from_event, keyval_of
 from daemon.composer import Brackets, Composer, Punctuation, Slash, SpaceWidth
 from daemon.config import InputSettings, TablePath
 from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
-from ime_protocol import RELEASE_MASK, SHIFT_MASK, CONTROL_MASK, InputPurpose, SegmentStyle
+from ime_protocol import (RELEASE_MASK, SHIFT_MASK, CONTROL_MASK, InputPurpose, SegmentStyle, SurroundingDeletion,
+                          SurroundingText)
 
 
 @pytest.fixture
@@ -22,6 +23,7 @@ def learning(tmp_path):
 def session(tmp_path, learning):
     converter = Converter(dictionary=system_dictionary(), user_dictionary=UserDictionary(tmp_path / "u.tsv"),
                           learning=learning)
+    system_reader().load()  # as the daemon's warm-up does: reconversion needs the reading index
     return InputSession(converter)
 
 
@@ -188,7 +190,7 @@ def test_left_context_comes_from_commits_or_surrounding_text(session):
     type_text(session, "kanji")
     press(session, "Return")
     assert session.context == "かんじ"
-    session.set_surrounding_text("前の文です。後ろ", 6)
+    session.set_surrounding_text(SurroundingText("前の文です。後ろ", 6, 6))
     assert session.context == "前の文です。"
 
 
@@ -288,3 +290,84 @@ def test_an_unusable_romaji_table_falls_back_to_mozcs(tmp_path, caplog):
     table = romaji_table_of(InputSettings(romaji_table=TablePath(str(missing)), slash=Slash.SLASH))
     assert Composer(table=table).insert("kanji/").preedit() == "かんじ／"
     assert f"romaji table {missing}: cannot read it" in caplog.text and "using Mozc's table" in caplog.text
+
+
+# --- Reconversion (再変換) ------------------------------------------------------------------------------------
+
+def test_reconversion_of_a_selection_offers_the_candidates_of_its_reading_and_replaces_it(session, learning):
+    session.set_surrounding_text(SurroundingText("昨日、今日は良い天気。", 3, 10))  # selected leftwards: cursor first
+    out = press(session, "Henkan")
+    assert out.consumed and session.phase is Phase.CONVERTING
+    assert out.delete_surrounding == SurroundingDeletion(before=0, after=7)  # the field deletes the selection
+    assert out.commit == "" and out.preedit.text == "今日は良い天気"
+    assert session.segments[0].reading == "きょうはよいてんき"
+    assert session.context == "昨日、"  # what precedes the selection
+    out = press(session, "Henkan")  # Henkan goes on as Space would: the candidate window opens
+    expected = [c.text for c in session.converter.candidates("きょうはよいてんき", "昨日、", 20)]
+    assert [item.text for item in out.candidates.items] == expected[:len(out.candidates.items)]
+    choice = out.candidates.items.index(next(item for item in out.candidates.items if item.text == "今日は良い天気"))
+    out = press(session, str(choice + 1 - out.candidates.page_start))
+    assert out.commit == "今日は良い天気" and out.delete_surrounding is None and session.phase is Phase.EMPTY
+    assert learning.ranked("きょうはよいてんき") == ["今日は良い天気"]
+
+
+def test_reconversion_without_a_selection_takes_the_word_before_the_cursor(session):
+    session.set_surrounding_text(SurroundingText("メモ: 今日は良い天気", 11, 11))
+    out = press(session, "Henkan")
+    assert out.delete_surrounding == SurroundingDeletion(before=7, after=0)
+    assert session.segments[0].reading == "きょうはよいてんき"
+    second = press(session, "Down").candidates.items[1].text
+    assert press(session, "Return").commit == second
+
+
+def test_cancelling_a_reconversion_puts_the_text_back(session):
+    session.set_surrounding_text(SurroundingText("今日は良い天気", 7, 0))
+    press(session, "Henkan")
+    out = press(session, "Escape")
+    assert out.commit == "今日は良い天気" and out.preedit.text == "" and session.phase is Phase.EMPTY
+    # Backspace edits the reading instead; Escape from there puts the text back too.
+    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    press(session, "Henkan")
+    assert press(session, "BackSpace").preedit.text == "てんき"
+    assert press(session, "Escape").commit == "天気"
+    # A reset (the application's, e.g. a click in the field) must not lose it either.
+    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    press(session, "Henkan")
+    assert session.reset().commit == "天気"
+
+
+def test_reconversion_needs_text_to_reconvert(session):
+    assert not press(session, "Henkan").consumed  # no surrounding text
+    for text, cursor, anchor in [("", 0, 0), ("abc ", 4, 4), ("今日\n明日", 5, 0)]:
+        session.set_surrounding_text(SurroundingText(text, cursor, anchor))
+        assert not press(session, "Henkan").consumed and session.phase is Phase.EMPTY
+    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    session.focus_in(InputPurpose.PASSWORD)
+    assert not press(session, "Henkan").consumed
+
+
+def test_henkan_still_converts_while_composing(session):
+    session.set_surrounding_text(SurroundingText("天気", 2, 2))
+    type_text(session, "kanji")
+    out = press(session, "Henkan")
+    assert out.delete_surrounding is None and session.segments[0].reading == "かんじ"
+
+
+def test_the_reconversion_key_is_configurable(tmp_path):
+    settings = SessionSettings(bindings={**SessionSettings().bindings, "reconvert": (KeySpec.parse("ctrl+r"),)})
+    system_reader().load()
+    session = InputSession(Converter(dictionary=system_dictionary()), settings)
+    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    assert not press(session, "Henkan").consumed
+    out = session.handle_key(keyval_of("r"), CONTROL_MASK)
+    assert out.consumed and out.delete_surrounding == SurroundingDeletion(2, 0)
+
+
+def test_reconversion_does_not_wait_for_the_reading_index():
+    """Before the warm-up has built it, the key is not taken (it would hold the answer for seconds)."""
+    reader = TextReader()
+    session = InputSession(Converter(dictionary=system_dictionary()), reader=reader)
+    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    assert not press(session, "Henkan").consumed and not reader.loaded
+    reader.load()
+    assert press(session, "Henkan").delete_surrounding == SurroundingDeletion(2, 0)

@@ -5,6 +5,7 @@ from functools import cache
 from daemon.dictionary.bunsetsu import split_bunsetsu
 from daemon.dictionary.candidates import Bunsetsu, Candidate, Lattice, Morpheme, Segment
 from daemon.dictionary.lexicon import Word
+from daemon.dictionary.readings import TextReader
 from daemon.dictionary.system import DictionaryUnavailable, SystemDictionary
 
 
@@ -14,5 +15,11 @@ def system_dictionary() -> SystemDictionary:
     return SystemDictionary()
 
 
-__all__ = ["Bunsetsu", "Candidate", "DictionaryUnavailable", "Lattice", "Morpheme", "Segment", "SystemDictionary", "Word",
-           "split_bunsetsu", "system_dictionary"]
+@cache
+def system_reader() -> TextReader:
+    """The process-wide readings of written text, over the same dictionary (its index builds on first use)."""
+    return TextReader()
+
+
+__all__ = ["Bunsetsu", "Candidate", "DictionaryUnavailable", "Lattice", "Morpheme", "Segment", "SystemDictionary",
+           "TextReader", "Word", "split_bunsetsu", "system_dictionary", "system_reader"]

@@ -173,12 +173,11 @@ class TsuzuriEngine(IBus.Engine):
         """A live-conversion update, or the answer to a call that timed out."""
         if output.request_id == self._last_request_id:
             self._render(output)
-        elif output.commit:  # the rest is outdated by a newer key's answer, but the text must not be lost
-            self.commit_text(IBus.Text.new_from_string(output.commit))
+        else:  # the rest is outdated by a newer key's answer, but the field's text must change as it said
+            self._edit_text(output)
 
     def _render(self, output: Output) -> None:
-        if output.commit:
-            self.commit_text(IBus.Text.new_from_string(output.commit))
+        self._edit_text(output)
         self._render_mode(output.mode)
         self._render_preedit(output.preedit)
         self._render_candidates(output.candidates)
@@ -186,6 +185,14 @@ class TsuzuriEngine(IBus.Engine):
             self.update_auxiliary_text(IBus.Text.new_from_string(output.aux), True)
         else:
             self.hide_auxiliary_text()
+
+    def _edit_text(self, output: Output) -> None:
+        """The Output's changes to the field's text: what it deletes (a reconversion's text), then its commit."""
+        deletion = output.delete_surrounding
+        if deletion is not None:
+            self.delete_surrounding_text(-deletion.before, deletion.before + deletion.after)
+        if output.commit:
+            self.commit_text(IBus.Text.new_from_string(output.commit))
 
     def _render_mode(self, mode: str) -> None:
         if mode == self._mode or mode not in INPUT_MODES:

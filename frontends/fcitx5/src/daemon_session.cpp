@@ -133,7 +133,7 @@ SendResult DaemonSession::call(const Request &request, uint64_t timeoutUsec, Out
     }
     auto decoded = outputOf(reply);
     if (!decoded) {
-        FCITX_WARN() << "tsuzuri: the daemon's answer is not an Output of protocol version 1";
+        FCITX_WARN() << "tsuzuri: the daemon's answer is not an Output of protocol version 2";
         return SendResult::Unavailable;
     }
     output = std::move(*decoded);

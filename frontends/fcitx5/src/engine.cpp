@@ -209,13 +209,21 @@ uint64_t InputContextState::nextRequestId() {
 void InputContextState::lateOutput(const Output &output) {
     if (output.requestId == lastRequestId_) {
         render(output);
-    } else if (!output.commit.empty()) {  // outdated by a newer key's answer, but the text must not be lost
-        inputContext_->commitString(output.commit);
+    } else {  // outdated by a newer key's answer, but the field's text must change as it said
+        editText(output);
     }
 }
 
-void InputContextState::render(const Output &output) {
+void InputContextState::editText(const Output &output) {
+    // What it deletes (a reconversion's text) goes first, then its commit.
+    if (const auto &deletion = output.deleteSurrounding) {
+        inputContext_->deleteSurroundingText(-static_cast<int>(deletion->before), deletion->before + deletion->after);
+    }
     if (!output.commit.empty()) inputContext_->commitString(output.commit);
+}
+
+void InputContextState::render(const Output &output) {
+    editText(output);
     if (!output.mode.empty() && output.mode != mode_) {
         mode_ = output.mode;
         onModeChanged_(inputContext_);

@@ -85,6 +85,8 @@ private:
     bool sendKeyRequest(const fcitx::Key &key);
     uint64_t nextRequestId();  // also remembered as the last one, whose answer is drawn when it comes late
     void lateOutput(const Output &output);
+    // The Output's changes to the field's text: a deletion around the cursor, then the commit.
+    void editText(const Output &output);
     void render(const Output &output);
     void renderNothing();
     void renderPreedit(const Preedit &preedit);

@@ -10,7 +10,7 @@
 namespace tsuzuri {
 namespace {
 
-constexpr uint64_t PROTOCOL_VERSION = 1;
+constexpr uint64_t PROTOCOL_VERSION = 2;
 
 const char *purposeName(InputPurpose purpose) {
     switch (purpose) {
@@ -180,8 +180,17 @@ std::optional<CandidateWindow> readCandidateWindow(const msgpack_object &object)
     return window;
 }
 
+std::optional<SurroundingDeletion> readSurroundingDeletion(const msgpack_object &object) {
+    MapReader reader(object, 2);
+    SurroundingDeletion deletion;
+    deletion.before = reader.unsignedInt("before");
+    deletion.after = reader.unsignedInt("after");
+    if (!reader.valid() || deletion.before > MAX_TEXT_CHARS || deletion.after > MAX_TEXT_CHARS) return std::nullopt;
+    return deletion;
+}
+
 std::optional<Output> readOutput(const msgpack_object &object) {
-    MapReader reader(object, 9);
+    MapReader reader(object, 10);
     if (reader.unsignedInt("v") != PROTOCOL_VERSION || reader.string("t") != "output") return std::nullopt;
     Output output;
     output.requestId = reader.unsignedInt("request_id");
@@ -191,6 +200,7 @@ std::optional<Output> readOutput(const msgpack_object &object) {
     output.mode = reader.string("mode");
     const auto *preedit = reader.field("preedit");
     const auto *candidates = reader.field("candidates");
+    const auto *deletion = reader.field("delete_surrounding");
     if (!reader.valid()) return std::nullopt;
     auto decodedPreedit = readPreedit(*preedit);
     if (!decodedPreedit) return std::nullopt;
@@ -198,6 +208,10 @@ std::optional<Output> readOutput(const msgpack_object &object) {
     if (candidates->type != MSGPACK_OBJECT_NIL) {
         output.candidates = readCandidateWindow(*candidates);
         if (!output.candidates) return std::nullopt;
+    }
+    if (deletion->type != MSGPACK_OBJECT_NIL) {
+        output.deleteSurrounding = readSurroundingDeletion(*deletion);
+        if (!output.deleteSurrounding) return std::nullopt;
     }
     return output;
 }

@@ -1,5 +1,5 @@
 // The few ime_protocol messages the fcitx5 addon speaks (ime_protocol/messages.py, codec.py):
-// msgpack maps {"v": 1, "t": "<tag>", <field>: <value>, ...}. The daemon validates everything it
+// msgpack maps {"v": 2, "t": "<tag>", <field>: <value>, ...}. The daemon validates everything it
 // sends; decoding here only checks the shapes, so a peer of another version is refused, never misread.
 #ifndef TSUZURI_FCITX5_PROTOCOL_H
 #define TSUZURI_FCITX5_PROTOCOL_H
@@ -70,6 +70,12 @@ struct CandidateWindow {
     std::vector<std::string> labels;  // one per page position
 };
 
+// Text around the cursor to delete: `before` code points just before it and `after` just after it.
+struct SurroundingDeletion {
+    uint32_t before = 0;
+    uint32_t after = 0;
+};
+
 struct Output {
     uint64_t requestId = 0;
     bool consumed = false;
@@ -78,9 +84,10 @@ struct Output {
     std::optional<CandidateWindow> candidates;
     std::string aux;
     std::string mode;
+    std::optional<SurroundingDeletion> deleteSurrounding;  // applied first, before the commit
 };
 
-// nullopt when `bytes` is not an Output of protocol version 1.
+// nullopt when `bytes` is not an Output of protocol version 2.
 std::optional<Output> decodeOutput(const std::vector<uint8_t> &bytes);
 
 } // namespace tsuzuri

@@ -1,0 +1,50 @@
+"""Which written text a reconversion (再変換) converts again: pure functions over the field's surrounding text."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from ime_protocol import SurroundingDeletion
+
+# The most text one reconversion takes: a sentence or two, as a selection of converted text would be.
+MAX_RECONVERTED_CHARS = 200
+# What a word before the cursor is made of, when nothing is selected: kana (with ー and ・), kanji and the
+# marks written among them. A run of these ends at punctuation, spaces, Latin letters and digits.
+_WORD_CHARS = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                         r"\U00020000-\U0003ffff々〆ヶ]")
+# A reading cannot hold these (the converter drops them): a selection with a line break is not reconverted,
+# as its replacement would lose the break.
+_NOT_IN_A_READING = frozenset({"Cc", "Cs", "Co"})
+
+
+@dataclass(frozen=True)
+class ReconversionTarget:
+    """Text in the field to convert again: `text`, which spans `before` characters before the cursor and
+    `after` characters after it."""
+
+    text: str
+    before: int
+    after: int
+
+    @property
+    def deletion(self) -> SurroundingDeletion:
+        return SurroundingDeletion(self.before, self.after)
+
+
+def reconversion_target(text: str, cursor: int, anchor: int) -> ReconversionTarget | None:
+    """The selection, if there is one; otherwise the run of Japanese characters just before the cursor.
+    None where that is empty, too long, or holds a character a reading cannot."""
+    if cursor != anchor:
+        start, end = sorted((cursor, anchor))
+    else:
+        start = end = cursor
+        while start > 0 and end - start < MAX_RECONVERTED_CHARS and _WORD_CHARS.match(text[start - 1]):
+            start -= 1
+    target = text[start:end]
+    if not target.strip() or len(target) > MAX_RECONVERTED_CHARS:
+        return None
+    if any(unicodedata.category(ch) in _NOT_IN_A_READING for ch in target):
+        return None
+    return ReconversionTarget(target, cursor - start, end - cursor)
