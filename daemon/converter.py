@@ -18,8 +18,8 @@ from typing import Callable, TypeVar
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary
 from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelState
 from daemon.kana import to_hiragana, to_katakana
-from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, CharNgramLM, Features, floored_model_scores,
-                       model_can_change_the_choice, rescored_order)
+from daemon.lm import (CharNgramLM, Features, floored_model_scores, model_can_change_the_choice, model_has_a_say,
+                       rescored_order, weights_for)
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
 from daemon.rewriters import rewrite_candidates
 from daemon.userdata.learning import LearningHistory
@@ -128,18 +128,6 @@ def rerank(candidates: list[ConversionCandidate], model_scores: list[float], wei
                 for c, score in zip(candidates, model_scores)]
     order = sorted(range(len(candidates)), key=lambda i: (-combined[i], i))
     return [candidates[i] for i in order]
-
-
-# The neural model's scores count only for readings up to this long. Over the suite (4-fold CV), with it on
-# whole sentences too: wac_sentences 0.528 against 0.540 without the model; up to 40 kana: 0.533, and
-# wac_dev keeps its gain (0.809 → 0.822).
-MODEL_SAY_MAX_CHARS = 40
-
-
-def model_has_a_say(reading: str, context: str) -> bool:
-    """Whether the neural model's scores count in the rescoring: with left context (without it the model made
-    no set better) and for readings it converts well (not whole long sentences)."""
-    return bool(context) and len(reading) <= MODEL_SAY_MAX_CHARS
 
 
 def candidate_features(candidates: list[ConversionCandidate], lm_scores: list[float], reading: str, context: str,
@@ -319,12 +307,12 @@ class Converter:
         if not texts:
             return []
         with_model = use_model and self.model_ready()
-        weights = WEIGHTS_WITH_MODEL if with_model else WEIGHTS_WITHOUT_MODEL
+        weights = weights_for(reading, context, with_model)
         lm_scores = self.language_model.score(texts, context)
         features = candidate_features(top, lm_scores, reading, context)
         # The model is asked only where it has a say and could change the first candidate: the same first
         # choice as always asking it, for about half the model calls.
-        if with_model and model_has_a_say(reading, context) and model_can_change_the_choice(features, weights):
+        if model_can_change_the_choice(features, weights):
             model_scores = self._model_scores(reading, context, session, texts)
             features = candidate_features(top, lm_scores, reading, context, model_scores)
         return [top[i] for i in rescored_order(features, weights)]
@@ -348,7 +336,8 @@ class Converter:
         except DictionaryUnavailable:
             return []
         return [ConversionCandidate(path.text, "dictionary", cost=path.cost, morphemes=path.morphemes)
-                for path in best_paths(lattice, self.language_model, WEIGHTS_WITHOUT_MODEL, context, LATTICE_PATHS)]
+                for path in best_paths(lattice, self.language_model, weights_for(reading, context, False), context,
+                                       LATTICE_PATHS)]
 
     def _rerank_weight(self) -> float | None:
         if not self.model_ready():

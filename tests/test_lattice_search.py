@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from daemon.dictionary import Lattice, Morpheme, system_dictionary
-from daemon.lm import WEIGHTS_WITHOUT_MODEL, BuildOptions, Weights, build
+from daemon.lm import BuildOptions, Weights, build, weights_for
 from daemon.lm.lattice_search import best_paths
 
 CORPUS = ["今日は良い天気です。", "きょうは雨。", "今日も雨です", "京は晴れ", "いい天気ですね"] * 3
@@ -89,7 +89,8 @@ def test_paths_spell_the_reading_as_typed():
 
     dictionary = system_dictionary()
     lm = load_default_language_model()
-    paths = best_paths(dictionary.lattice("きょう、あめ（はれ）!?", 5), lm, WEIGHTS_WITHOUT_MODEL, n=5)
+    reading = "きょう、あめ（はれ）!?"
+    paths = best_paths(dictionary.lattice(reading, 5), lm, weights_for(reading, "", False), n=5)
     assert len({p.text for p in paths}) == len(paths) == 5
     assert paths[0].text in ("今日、雨（晴れ）!?", "今日、雨（はれ）!?")
     assert all("、" in p.text and "（" in p.text and p.text.endswith("）!?") for p in paths)

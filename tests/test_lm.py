@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 import daemon.converter as converter_module
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
-from daemon.lm import (WEIGHTS_WITH_MODEL, BuildOptions, CharNgramLM, Features, Weights, build,
-                       floored_model_scores, load_default_language_model, model_can_change_the_choice,
-                       rescored_order)
+from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, CharNgramLM, Features, ReadingLength,
+                       Weights, build, floored_model_scores, load_default_language_model, model_can_change_the_choice,
+                       rescored_order, weights_for)
 from daemon.lm.corpus import capped
 from daemon.lm.fit import fit_logit, top1_correct
 from daemon.lm.ngram import BOS, SortedKeys
@@ -136,12 +136,31 @@ def test_fitted_weights_follow_the_signal():
     assert top1_correct(x, mask, gold, weights).mean() > 0.95
 
 
+def test_a_feature_that_nearly_separates_the_answers_keeps_a_finite_weight():
+    """Like the model's floored score (0 for its favourite, -5 for most others): full Newton steps ran away
+    (here to 3,815, and the cost weight to -931, against its signal); halved steps converge."""
+    rng = np.random.default_rng(1)
+    items, k = 1000, 20
+    x = np.zeros((items, k, 7))
+    x[:, :, 0] = rng.normal(size=(items, k))  # a weak signal in "cost"
+    gold = np.zeros((items, k), dtype=bool)
+    gold[np.arange(items), np.argmax(x[:, :, 0] + rng.normal(scale=2, size=(items, k)), axis=1)] = True
+    favourite = np.where(rng.random(items) < 0.9, np.argmax(gold, axis=1), rng.integers(0, k, items))
+    x[:, :, 6] = -5.0
+    x[np.arange(items), favourite, 6] = 0.0
+    mask = np.ones((items, k), dtype=bool)
+    use = np.array([True, False, False, False, False, False, True])
+    weights = fit_logit(x, mask, gold, use)
+    assert 0 < weights[0] < 10 and 0 < weights[6] < 10
+    assert top1_correct(x, mask, gold, weights).mean() >= (favourite == np.argmax(gold, axis=1)).mean()
+
+
 def test_converter_rescores_with_the_language_model(lm, monkeypatch):
     dictionary = system_dictionary()
     reading = "かいとう"
     top = [c.surface for c in dictionary.convert(reading, 10)]
     favourite = max(top, key=lambda text: lm.score([text])[0])
-    monkeypatch.setattr(converter_module, "WEIGHTS_WITHOUT_MODEL", Weights(lm=1.0))
+    monkeypatch.setattr(converter_module, "weights_for", lambda reading, context, model_ready: Weights(lm=1.0))
     with_lm = Converter(dictionary=dictionary, language_model=lm).candidates(reading)
     assert with_lm[0].text == favourite and with_lm[0].source == "dictionary"
     assert [c.text for c in Converter(dictionary=dictionary).candidates(reading)][:len(top)] == top
@@ -193,3 +212,15 @@ def test_asking_the_model_only_when_it_could_change_the_choice_keeps_the_first_c
     always = rescored_order(asked, weights)[0]
     gated = rescored_order(asked if model_can_change_the_choice(plain, weights) else plain, weights)[0]
     assert gated == always
+
+
+def test_the_model_weighs_in_only_on_phrases_with_left_context():
+    from daemon.lm.rescoring import PHRASE_MAX_CHARS
+
+    phrase, sentence = "あ" * PHRASE_MAX_CHARS, "あ" * (PHRASE_MAX_CHARS + 1)
+    assert (ReadingLength.of(phrase), ReadingLength.of(sentence)) == (ReadingLength.PHRASE, ReadingLength.SENTENCE)
+    assert weights_for(phrase, "前の文。", True) == WEIGHTS_WITH_MODEL
+    assert weights_for(phrase, "", True) == weights_for(phrase, "前の文。", False) == \
+        WEIGHTS_WITHOUT_MODEL[ReadingLength.PHRASE]
+    assert weights_for(sentence, "前の文。", True) == WEIGHTS_WITHOUT_MODEL[ReadingLength.SENTENCE]
+    assert WEIGHTS_WITH_MODEL.model > 0 and all(w.model == 0 for w in WEIGHTS_WITHOUT_MODEL.values())

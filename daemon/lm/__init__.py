@@ -7,8 +7,9 @@ from pathlib import Path
 
 from daemon.lm.ngram import BuildOptions, CharNgramLM, build
 from daemon.userdata.storage import user_data_dir
-from daemon.lm.rescoring import (FEATURE_NAMES, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, Features, Weights,
-                                 floored_model_scores, model_can_change_the_choice, rescored_order)
+from daemon.lm.rescoring import (FEATURE_NAMES, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, Features, ReadingLength,
+                                 Weights, floored_model_scores, model_can_change_the_choice, model_has_a_say,
+                                 rescored_order, weights_for)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ def load_default_language_model(path: Path | None = None) -> CharNgramLM | None:
         return None
 
 
-__all__ = ["BuildOptions", "CharNgramLM", "FEATURE_NAMES", "Features", "LM_FILE_NAME", "WEIGHTS_WITHOUT_MODEL",
-           "WEIGHTS_WITH_MODEL", "Weights", "build", "default_lm_path", "user_lm_path", "floored_model_scores",
-           "load_default_language_model", "model_can_change_the_choice", "rescored_order"]
+__all__ = ["BuildOptions", "CharNgramLM", "FEATURE_NAMES", "Features", "LM_FILE_NAME", "ReadingLength",
+           "WEIGHTS_WITHOUT_MODEL", "WEIGHTS_WITH_MODEL", "Weights", "build", "default_lm_path", "floored_model_scores",
+           "load_default_language_model", "model_can_change_the_choice", "model_has_a_say", "rescored_order",
+           "user_lm_path", "weights_for"]

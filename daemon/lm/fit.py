@@ -1,11 +1,12 @@
 """tsuzuri-lm fit: fit the rescoring weights on the whole evaluation suite, cross-validated.
 
 Every item of every set (../shared/eval) gives the converter's rescoring pool (the dictionary's top candidates and
-the lattice search's best paths) with their features. Weights
-maximise the conditional log-likelihood of the first accepted candidate (a softmax over the item's candidates,
-fitted by Newton's method), with K folds over the items pooled from all sets. Features are dropped one at a
-time (backward elimination) while the cross-validated acc@1 does not fall: a source that does not help gets
-weight 0. The final weights are fitted on all items with the chosen features.
+the lattice search's best paths) with their features. Phrases and sentences (rescoring.ReadingLength) are fitted
+apart, each on its own items, without the neural model; with `--model`, phrases get a second set with its score,
+which counts where the model has a say (rescoring.model_has_a_say). Weights maximise the conditional log-likelihood of the first accepted candidate
+(a softmax over the item's candidates, fitted by Newton's method), with K folds over the items pooled from all
+sets. Features are dropped one at a time (backward elimination) while the cross-validated acc@1 does not fall:
+a source that does not help gets weight 0. The final weights are fitted on all items with the chosen features.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from daemon.lm.ngram import CharNgramLM
-from daemon.lm.rescoring import FEATURE_NAMES, Features, Weights
+from daemon.lm.rescoring import FEATURE_NAMES, Features, ReadingLength, Weights, model_has_a_say
 
 # At most the converter's pool: the dictionary's top 10 and the lattice search's best paths.
 POOL_SIZE = 20
 _L2 = 1e-3
 _NEWTON_STEPS = 25
+_HALVINGS = 30
 
 
 @dataclass(frozen=True)
@@ -85,24 +87,40 @@ def as_arrays(features: list[list[Features]], items: list[ItemCandidates]):
 
 def fit_logit(x: np.ndarray, mask: np.ndarray, gold: np.ndarray, use: np.ndarray) -> np.ndarray:
     """Weights (one per feature; 0 where `use` is False) of a conditional logit for the first accepted
-    candidate, on items that have one, by Newton's method on standardised features."""
+    candidate, on items that have one, by Newton's method on standardised features. Each step is halved until
+    the penalised log-likelihood rises: a full step overshoots where a feature nearly separates the answers
+    (the model's floored score is 0 for its favourite and −5 for most others), and the weights ran away."""
     trainable = gold.any(axis=1)
     x, mask, gold = x[trainable][:, :, use], mask[trainable], gold[trainable]
     target = np.argmax(gold, axis=1)
     rows = x[mask]
     scale = np.where(rows.std(axis=0) > 0, rows.std(axis=0), 1.0)
     z = (x - rows.mean(axis=0)) / scale
-    w = np.zeros(z.shape[2])
-    for _ in range(_NEWTON_STEPS):
+    penalty = _L2 * len(z)
+
+    def probabilities(w: np.ndarray) -> tuple[np.ndarray, float]:
         logits = np.where(mask, z @ w, -np.inf)
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
+        top = logits.max(axis=1, keepdims=True)
+        log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+        objective = float((logits[np.arange(len(z)), target] - log_norm).sum() - penalty / 2 * w @ w)
+        return np.exp(logits - log_norm[:, None]), objective
+
+    w = np.zeros(z.shape[2])
+    p, objective = probabilities(w)
+    for _ in range(_NEWTON_STEPS):
         expected = np.einsum("ik,ikd->id", p, z)
-        gradient = (z[np.arange(len(z)), target] - expected).sum(axis=0) - _L2 * len(z) * w
+        gradient = (z[np.arange(len(z)), target] - expected).sum(axis=0) - penalty * w
         centred = z - expected[:, None, :]
-        hessian = np.einsum("ik,ikd,ike->de", p, centred, centred) + _L2 * len(z) * np.eye(len(w))
+        hessian = np.einsum("ik,ikd,ike->de", p, centred, centred) + penalty * np.eye(len(w))
         step = np.linalg.solve(hessian, gradient)
-        w += step
+        for _ in range(_HALVINGS):
+            trial_p, trial_objective = probabilities(w + step)
+            if trial_objective >= objective:
+                break
+            step = step / 2
+        else:
+            break  # no step improves: at the optimum to machine precision
+        w, p, objective = w + step, trial_p, trial_objective
         if np.abs(step).max() < 1e-6:
             break
     weights = np.zeros(len(use))
@@ -166,14 +184,32 @@ def fit_command(args: argparse.Namespace) -> int:
     baselines = {"dictionary": Weights(rank=-1.0), "dictionary+context": Weights(cost=-1.0, context=1.0)}
     for name, weights in baselines.items():
         report[name] = per_set(items, top1_correct(x, mask, gold, np.array(weights.vector())))
-    names = [n for n in FEATURE_NAMES if n != "model" or args.model]
-    use, trail = select_features(x, mask, gold, folds, names)
-    report["selection"] = trail
-    report["cv"] = per_set(items, cross_validated(x, mask, gold, use, folds))
-    report["cv_pooled"] = round(float(cross_validated(x, mask, gold, use, folds).mean()), 4)
-    report["weights"] = asdict(Weights.of(fit_logit(x, mask, gold, use)))
+    # Each reading length has weights of its own without the model, selected and cross-validated on its own
+    # items; with a model, phrases have a second set, which counts where the model has a say.
+    lengths = np.array([ReadingLength.of(item.reading).value for item in items])
+    says = np.array([model_has_a_say(item.reading, item.context) for item in items]) if args.model else None
+    correct = np.zeros(len(items), dtype=bool)
+    report["without_model"] = {}
+    for length in ReadingLength:
+        part = lengths == length.value
+        report["without_model"][length.value], correct[part] = _fitted(
+            x[part], mask[part], gold[part], folds[part], [n for n in FEATURE_NAMES if n != "model"])
+    if says is not None:
+        part = lengths == ReadingLength.PHRASE.value
+        report["with_model"], with_model = _fitted(x[part], mask[part], gold[part], folds[part], FEATURE_NAMES)
+        correct[part] = np.where(says[part], with_model, correct[part])
+    report["cv"] = per_set(items, correct)
+    report["cv_pooled"] = round(float(correct.mean()), 4)
     print(json.dumps(report, ensure_ascii=False))
     return 0
+
+
+def _fitted(x, mask, gold, folds, names) -> tuple[dict, np.ndarray]:
+    """Features selected among `names`, their weights fitted on all the items given, and which items the
+    cross-validated weights get right."""
+    use, trail = select_features(x, mask, gold, folds, list(names))
+    report = {"items": len(x), "selection": trail, "weights": asdict(Weights.of(fit_logit(x, mask, gold, use)))}
+    return report, cross_validated(x, mask, gold, use, folds)
 
 
 def _cached_items(cache: Path | None, suite: Path, limit: int | None, lm: CharNgramLM) -> list[ItemCandidates]:
@@ -186,7 +222,7 @@ def _cached_items(cache: Path | None, suite: Path, limit: int | None, lm: CharNg
 
 
 def _model_scores(model: str, items: list[ItemCandidates], cache: Path | None) -> list[list[float]]:
-    """The neural model's log-probability of every candidate (cached beside the item cache)."""
+    """The neural model's log-probability of every candidate where it has a say (cached beside the item cache)."""
     path = cache.with_suffix(".model.json") if cache is not None else None
     if path is not None and path.is_file():
         return json.loads(path.read_text())
@@ -199,7 +235,8 @@ def _model_scores(model: str, items: list[ItemCandidates], cache: Path | None) -
     session = engine.session()
     scores = []
     for index, item in enumerate(items):
-        found = engine.score(item.reading, item.context, item.texts, session) if item.texts else []
+        has_a_say = item.texts and model_has_a_say(item.reading, item.context)
+        found = engine.score(item.reading, item.context, item.texts, session) if has_a_say else []
         scores.append([s if math.isfinite(s) else -1e9 for s in found])
         if index % 500 == 0:
             print(f"tsuzuri-lm: model scores {index}/{len(items)}", file=sys.stderr)
