@@ -49,6 +49,8 @@ class CandidateSettings:
     model_candidates: int = _setting(0, "How many of the model's own conversions to offer besides the "
                                         "dictionary's it reranks (0: rerank only)",
                                      bounds=(0, 16))
+    show_source: bool = _setting(False, "Show beside each candidate where it came from (learning, user, model, "
+                                        "dictionary, kana, rewriter): to find out why it is where it is")
 
 
 @dataclass(frozen=True)

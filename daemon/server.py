@@ -473,7 +473,8 @@ def save_userdata(converter: Converter) -> None:
 def settings_from_config(config: Config) -> SessionSettings:
     return SessionSettings(page_size=config.candidates.page_size, live_conversion=config.conversion.live,
                            context_chars=config.conversion.context_chars, learning=config.conversion.learning,
-                           bindings=bindings_of(config.keys), romaji_table=romaji_table_of(config.input))
+                           bindings=bindings_of(config.keys), romaji_table=romaji_table_of(config.input),
+                           show_source=config.candidates.show_source)
 
 
 async def serve(args: argparse.Namespace) -> int:

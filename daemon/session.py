@@ -25,9 +25,9 @@ from daemon.dictionary import TextReader, system_reader
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
 from daemon.reconversion import ReconversionTarget, reconversion_target
-from ime_protocol import (MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem, CandidateWindow,
-                          InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle, SurroundingDeletion,
-                          SurroundingText)
+from ime_protocol import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem,
+                          CandidateWindow, InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle,
+                          SurroundingDeletion, SurroundingText)
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,7 @@ class SessionSettings:
     learning: bool = True
     bindings: dict[str, tuple[KeySpec, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
     romaji_table: RomajiTable = ROMAJI_TABLE
+    show_source: bool = False  # each candidate's source beside its annotation (a debugging aid)
 
     def actions(self, key: Key) -> list[str]:
         """Every action bound to `key`: those bound to its exact chord first, then those bound to its name."""
@@ -484,6 +485,11 @@ class InputSession:
     def _page_start(self) -> int:
         return self._focused().index // self.settings.page_size * self.settings.page_size
 
+    def _annotation(self, candidate: ConversionCandidate) -> str:
+        if not self.settings.show_source:
+            return candidate.annotation
+        return f"{candidate.annotation} [{candidate.source}]".lstrip()[:MAX_ANNOTATION_CHARS]
+
     def _output(self, request_id: int, consumed: bool, commit: str = "",
                 deletion: SurroundingDeletion | None = None) -> Output:
         segments: list[PreeditSegment] = []
@@ -501,7 +507,7 @@ class InputSession:
             if self.window_open:
                 focused = self._focused()
                 window = CandidateWindow(
-                    items=tuple(CandidateItem(c.text[:MAX_CANDIDATE_CHARS], c.annotation)
+                    items=tuple(CandidateItem(c.text[:MAX_CANDIDATE_CHARS], self._annotation(c))
                                 for c in focused.candidates),
                     cursor=focused.index, page_size=self.settings.page_size,
                     labels=LABELS[:self.settings.page_size])

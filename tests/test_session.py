@@ -10,8 +10,8 @@ from daemon.config import InputSettings, TablePath
 from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
-from ime_protocol import (RELEASE_MASK, SHIFT_MASK, CONTROL_MASK, InputPurpose, SegmentStyle, SurroundingDeletion,
-                          SurroundingText)
+from ime_protocol import (CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, CandidateItem, InputPurpose, SegmentStyle,
+                          SurroundingDeletion, SurroundingText)
 
 
 @pytest.fixture
@@ -371,3 +371,18 @@ def test_reconversion_does_not_wait_for_the_reading_index():
     assert not press(session, "Henkan").consumed and not reader.loaded
     reader.load()
     assert press(session, "Henkan").delete_surrounding == SurroundingDeletion(2, 0)
+
+
+def test_candidates_can_show_where_they_come_from(tmp_path, learning):
+    learning.record("かんじ", "感じ")
+    converter = Converter(dictionary=system_dictionary(), learning=learning)
+    plain = InputSession(converter)
+    debugging = InputSession(converter, SessionSettings(show_source=True))
+    for session in (plain, debugging):
+        type_text(session, "kanji")
+        press(session, "space")
+    window = press(debugging, "space").candidates
+    assert window.items[0] == CandidateItem("感じ", "[learning]")
+    assert {item.annotation.split()[-1] for item in window.items} <= {
+        "[learning]", "[user]", "[model]", "[dictionary]", "[kana]", "[rewriter]"}
+    assert press(plain, "space").candidates.items[0].annotation == ""
