@@ -7,8 +7,8 @@ sessions that each ran one model conversion.
 `tsuzuri-bench soak --sessions N --seconds T --json` starts a private bus and the real daemon (default model),
 and N sessions on N connections type phrases at a person's pace (8 keys/s, Space, then Return) for T
 seconds: latency per call (p50/p99 of keys, Space and Return), errors, the daemon's RSS at the start and
-the end, then every client disconnects (the daemon must reap their sessions) and N new ones connect and
-type once more (the daemon must still serve).
+the end (and its anonymous part at every tenth of the run), then every client disconnects (the daemon must
+reap their sessions) and N new ones connect and type once more (the daemon must still serve).
 
 `tsuzuri-bench engine --json` builds random-weight models of three sizes (same architecture and
 vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
@@ -172,7 +172,7 @@ SOAK_WARM_UP_S = 5.0
 def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
     """Crowds of typists in child processes start together at a wall-clock moment, after each session
     has typed and converted once (its memory is then in place); RSS is read then and after the typing."""
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, wait
 
     from daemon.client import connect, wait_for_status
 
@@ -191,6 +191,13 @@ def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
         typing = [pool.submit(_soak_crowd, address, list(crowd), start_at, start_at + seconds) for crowd in crowds]
         time.sleep(max(start_at - time.time(), 0))
         rss_start, anon_start = _rss_mib(daemon_pid), _rss_mib(daemon_pid, "RssAnon")
+        # Anonymous RSS every tenth of the run: growth that levels off is warm-up, growth that goes on a leak.
+        timeline = []
+        for tenth in range(1, 11):
+            done = wait(typing, timeout=max(start_at + seconds * tenth / 10 - time.time(), 0))[0]
+            timeline.append(_rss_mib(daemon_pid, "RssAnon"))
+            if len(done) == len(typing):
+                break
         results = [future.result() for future in typing]
         rss_end, anon_end = _rss_mib(daemon_pid), _rss_mib(daemon_pid, "RssAnon")
         # The typists' connections are gone: their sessions must be too. Then a new crowd types once.
@@ -202,7 +209,8 @@ def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
             "latency_ms": {kind: _percentiles(values) for kind, values in latencies.items()},
             "errors": len(errors), "error_examples": errors[:3],
             "rss_mib": {"start": rss_start, "end": rss_end, "growth": round(rss_end - rss_start, 1),
-                        "anonymous_growth": round(anon_end - anon_start, 1)},
+                        "anonymous_growth": round(anon_end - anon_start, 1),
+                        "anonymous_by_tenth": timeline},
             "reaped": f"{reaped}/{sessions}", "served_after_churn": f"{churn_ok}/{sessions}"}
 
 

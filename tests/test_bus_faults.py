@@ -130,6 +130,7 @@ def test_the_soak_benchmark_types_reaps_and_serves_after_churn():
     result = soak_benchmark(sessions=3, seconds=2.0, model="none")
     assert result["errors"] == 0 and result["latency_ms"]["key"]["n"] > 10
     assert result["reaped"] == "3/3" and result["served_after_churn"] == "3/3"
+    assert 1 <= len(result["rss_mib"]["anonymous_by_tenth"]) <= 10
 
 
 def test_fuzzing_the_protocol_finds_no_crash_and_no_hang():

@@ -221,36 +221,20 @@ def choose_the_next_candidate(window: Window, widget: str, shown: str) -> str:
 # handler reports the cursor alone, under IBus's and fcitx5's GTK 3 modules alike), so in an entry the
 # reconversion key takes the text before the cursor: a selection made with the cursor at its end.
 
-def test_reconverting_a_selection_replaces_it_with_the_chosen_candidate(desktop):
-    """The issue's case: 今日は良い天気 selected (shift+Home: the cursor at its start), Henkan."""
+@pytest.mark.parametrize("widget, select, selected, kept", [
+    ("textview", ("shift+Home",), "今日は良い天気", ""),  # the issue's case; the cursor at the selection's start
+    ("textview", ("shift+Left", "shift+Left"), "天気", "今日は良い"),  # part of the text
+    ("entry", ("Home", "shift+End"), "今日は良い天気", ""),  # an entry: the cursor at the selection's end
+], ids=["textview", "textview-part", "entry"])
+def test_reconverting_a_selection_replaces_it_with_the_chosen_candidate(desktop, widget, select, selected, kept):
     window = desktop.window
-    committed_sentence(desktop, "textview")
-    window.keys("shift+Home", "Henkan")
-    # Its reading (きょうはよいてんき) converts again, in place of the selection.
-    window.wait_for_preedit("textview", "今日は良い天気")
-    window.wait_for_text("textview", "")
-    chosen = choose_the_next_candidate(window, "textview", "今日は良い天気")
-    window.wait_for_text("textview", chosen)
-
-
-def test_reconverting_part_of_the_text_replaces_only_the_selection(desktop):
-    window = desktop.window
-    committed_sentence(desktop, "textview")
-    window.keys("shift+Left", "shift+Left", "Henkan")  # 天気 selected, the cursor at its start
-    window.wait_for_preedit("textview", "天気")
-    window.wait_for_text("textview", "今日は良い")
-    chosen = choose_the_next_candidate(window, "textview", "天気")
-    window.wait_for_text("textview", "今日は良い" + chosen)
-
-
-def test_reconverting_in_an_entry_takes_the_selection_that_ends_at_the_cursor(desktop):
-    window = desktop.window
-    committed_sentence(desktop, "entry")
-    window.keys("Home", "shift+End", "Henkan")
-    window.wait_for_preedit("entry", "今日は良い天気")
-    window.wait_for_text("entry", "")
-    chosen = choose_the_next_candidate(window, "entry", "今日は良い天気")
-    window.wait_for_text("entry", chosen)
+    committed_sentence(desktop, widget)
+    window.keys(*select, "Henkan")
+    # Its reading (きょうはよいてんき, てんき) converts again, in place of the selection.
+    window.wait_for_preedit(widget, selected)
+    window.wait_for_text(widget, kept)
+    chosen = choose_the_next_candidate(window, widget, selected)
+    window.wait_for_text(widget, kept + chosen)
 
 
 def test_cancelling_a_reconversion_of_the_word_before_the_cursor_puts_it_back(desktop):
