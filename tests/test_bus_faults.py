@@ -10,7 +10,7 @@ from dbus_fast import Message, MessageType
 from daemon.client import ClientError, Session, call, connect
 from daemon.userdata.learning import LearningHistory
 from ime_protocol.dbus_names import BUS_NAME, SESSION_INTERFACE, SESSION_PATH_PREFIX
-from tests.dbus_fixtures import client, private_bus, running_daemon
+from tests.dbus_fixtures import client, private_bus, running_daemon, wait_until_warmed_up
 
 NO_MODEL = "/nonexistent/model.gguf"
 
@@ -45,6 +45,39 @@ async def test_oversized_unknown_session_calls_from_many_clients_do_not_stop_the
             assert out.preedit.text == "かんじ"
             (status,) = await call(bus, "GetStatus")
             assert status[0] == "failed"  # the missing model, as before the flood
+        finally:
+            bus.disconnect()
+
+
+def anonymous_rss_mib(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no RssAnon")
+
+
+async def test_the_daemons_memory_stays_flat_over_thousands_of_conversions_through_dbus(tmp_path):
+    """Each conversion used to leave ~1.5 MB behind; after warm-up, 3,000 more (Convert calls and a session's
+    conversions, alternating) must not grow the daemon by more than the allocator's slack."""
+    with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL) as daemon:
+        bus = await connect(address)
+        try:
+            session = await Session.create(bus)
+            await wait_until_warmed_up(session)
+
+            async def convert_twice(i: int) -> None:
+                reading = "きょうはいい" if i % 2 else "しぶんぎ"
+                assert await call(bus, "Convert", "ssu", [reading, "", 5])
+                for key in ["k", "a", "space", "Escape", "Escape"]:
+                    await session.key(key)
+
+            for i in range(100):
+                await convert_twice(i)
+            before = anonymous_rss_mib(daemon.pid)
+            for i in range(1500):
+                await convert_twice(i)
+            growth = anonymous_rss_mib(daemon.pid) - before
+            assert growth < 20, f"{growth:.1f} MiB"
         finally:
             bus.disconnect()
 

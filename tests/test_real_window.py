@@ -10,14 +10,13 @@ import asyncio
 import os
 import signal
 import subprocess
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.dbus_fixtures import running_daemon, write_daemon_activation
+from tests.dbus_fixtures import running_daemon, wait_until_warmed_up, write_daemon_activation
 from tests.real_window import Window, x_display
 from tests.test_frontend_fcitx5 import addon_build, fcitx_bus, fcitx_root  # noqa: F401 (fixtures)
 from tests.test_frontend_ibus import ibus_env  # noqa: F401 (fixture)
@@ -160,38 +159,18 @@ def activated_daemon(service_dir: Path, address: str, home: Path):
 
 
 def wait_until_the_daemon_reconverts(address: str) -> None:
-    """The daemon builds the reading index reconversion needs once started (~3 s), and until then it lets the
-    reconversion key through. Asks a session of the test's own until its reconversion key is taken."""
-    from dbus_fast import Message, MessageType
-    from dbus_fast.aio import MessageBus
+    """The daemon builds the reading index reconversion needs once started (~3 s): waits for it."""
+    from daemon.client import Session, connect
 
-    from daemon.keys import keyval_of
-    from ime_protocol import DAEMON_MESSAGES, KeyEvent, Reset, SurroundingText, decode, encode
-    from ime_protocol.dbus_names import BUS_NAME, ROOT_INTERFACE, ROOT_PATH, SESSION_INTERFACE
-
-    async def reconvert() -> None:
-        bus = await MessageBus(bus_address=address).connect()
+    async def wait() -> None:
+        bus = await connect(address)
         try:
-            async def call(path: str, interface: str, member: str, *messages) -> Message:
-                reply = await bus.call(Message(destination=BUS_NAME, path=path, interface=interface, member=member,
-                                               signature="ay" if messages else "",
-                                               body=[encode(m) for m in messages]))
-                assert reply.message_type is MessageType.METHOD_RETURN, reply.body
-                return reply
-            session = (await call(ROOT_PATH, ROOT_INTERFACE, "CreateSession")).body[0]
-            deadline = time.monotonic() + 30
-            while True:
-                await call(session, SESSION_INTERFACE, "Send", SurroundingText("天気", 2, 0))
-                reply = await call(session, SESSION_INTERFACE, "Send", KeyEvent(keyval_of("Henkan"), 0, 0, 1))
-                if decode(bytes(reply.body[0]), DAEMON_MESSAGES).consumed:
-                    break
-                assert time.monotonic() < deadline, "the daemon never became ready to reconvert"
-                await asyncio.sleep(0.1)
-            await call(session, SESSION_INTERFACE, "Send", Reset())
-            await call(session, SESSION_INTERFACE, "Close")
+            session = await Session.create(bus)
+            await wait_until_warmed_up(session)
+            await session.close()
         finally:
             bus.disconnect()
-    asyncio.run(reconvert())
+    asyncio.run(wait())
 
 
 def committed_sentence(desktop: Desktop, widget: str) -> None:
