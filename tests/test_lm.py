@@ -224,3 +224,17 @@ def test_the_model_weighs_in_only_on_phrases_with_left_context():
         WEIGHTS_WITHOUT_MODEL[ReadingLength.PHRASE]
     assert weights_for(sentence, "前の文。", True) == WEIGHTS_WITHOUT_MODEL[ReadingLength.SENTENCE]
     assert WEIGHTS_WITH_MODEL.model > 0 and all(w.model == 0 for w in WEIGHTS_WITHOUT_MODEL.values())
+
+
+def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():
+    from daemon.converter import LATTICE_MIN_READING_CHARS
+
+    dictionary = system_dictionary()
+    converter = Converter(dictionary=dictionary, language_model=load_default_language_model())
+    short = "きょうはいいてんき"
+    assert len(short) < LATTICE_MIN_READING_CHARS
+    assert [c.text for c in converter.rescoring_pool(short)] == [c.surface for c in dictionary.convert(short, 10)]
+    long = "きょうはいいてんきなのでさんぽにいきました"
+    assert len(long) >= LATTICE_MIN_READING_CHARS
+    top = {c.surface for c in dictionary.convert(long, 10)}
+    assert {c.text for c in converter.rescoring_pool(long)} - top  # paths MeCab's 10-best does not have

@@ -95,11 +95,11 @@ def model_has_a_say(reading: str, context: str) -> bool:
 # Fitted by `tsuzuri-lm fit --model default` (4-fold CV over the items of every set of ../shared/eval pooled,
 # per reading length) for the shipped language model and tsuzuri-base; daemon/lm/README.md has the numbers.
 WEIGHTS_WITHOUT_MODEL = {
-    ReadingLength.PHRASE: Weights(cost=-0.9825, lm=0.3305, chars=0.0513, morphemes=-0.5684, context=1.2766),
-    ReadingLength.SENTENCE: Weights(cost=-0.711, lm=0.3872, chars=0.3094, context=1.0086),
+    ReadingLength.PHRASE: Weights(cost=-0.996, lm=0.326, chars=0.0508, morphemes=-0.5803, context=1.3094),
+    ReadingLength.SENTENCE: Weights(cost=-0.7147, lm=0.3868, chars=0.3104, context=1.0056),
 }
 # Where the model has a say (fitted on every phrase, its score 0 where it has none).
-WEIGHTS_WITH_MODEL = Weights(cost=-0.9379, lm=0.2992, chars=-0.0194, morphemes=-0.5861, context=1.2689, model=0.3385)
+WEIGHTS_WITH_MODEL = Weights(cost=-0.9493, lm=0.2953, chars=-0.019, morphemes=-0.6037, context=1.2888, model=0.3372)
 
 
 def weights_for(reading: str, context: str, model_ready: bool) -> Weights:
