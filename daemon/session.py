@@ -18,7 +18,7 @@ from pathlib import Path
 
 from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, RomajiTable, RomajiTableError,
                              SymbolStyle, Transliteration, load_rules, romaji_table)
-from daemon.composer.forms import to_fullwidth_katakana, to_halfwidth_katakana
+from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import InputSettings, KeyBindings
 from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, Effort, PersonalData, unique_texts
 from daemon.dictionary import TextReader, system_reader

@@ -16,7 +16,7 @@ from daemon.rewriters import (
 )
 from daemon.rewriters.emoji_index import TIER_FULL_NAME, TIER_NAME_PART, TIER_WORD, name_keys
 from daemon.rewriters.numbers import to_daiji, to_kanji_numeral
-from daemon.rewriters.width import to_fullwidth_katakana, to_halfwidth_katakana
+from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
 
 NOW = datetime(2026, 11, 29, 19, 48)  # a Sunday
 
@@ -307,3 +307,14 @@ def test_rewrite_candidates_for_today():
     assert found[0].surface == "2026/11/29"
     assert "キョウ" in surfaces(found)
 
+
+
+def test_the_width_candidates_are_what_the_f9_and_f10_keys_write():
+    """One module writes both: F9 of a"b-c~\\ and its [全] candidate used to differ (ａ”ｂ−ｃ〜￥ / ａ＂ｂ－ｃ～＼)."""
+    from daemon.composer import Composer, Transliteration
+
+    typed = 'a"b-c~\\'
+    full, half = (r.surface for r in width_rewrites(typed))
+    composer = Composer().insert(typed)
+    assert full == composer.transliterate(Transliteration.FULLWIDTH_ASCII) == "ａ”ｂ−ｃ〜￥"
+    assert half == composer.transliterate(Transliteration.HALFWIDTH_ASCII) == typed

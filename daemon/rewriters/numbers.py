@@ -7,7 +7,7 @@ The input is either digits (half- or full-width) or a Japanese number reading su
 import unicodedata
 
 from daemon.rewriters.base import Rewrite, unique_by_surface
-from daemon.rewriters.width import to_fullwidth_ascii
+from daemon.forms import to_fullwidth_ascii
 
 SOURCE = "number"
 

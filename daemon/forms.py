@@ -1,4 +1,5 @@
-"""Character-form conversions behind the input modes and the F6–F10 keys. Pure functions of text."""
+"""Character forms — hiragana, katakana, half-width katakana, full- and half-width ASCII — for the input modes,
+the F6–F10 keys and the width candidates alike. Pure functions of text."""
 
 import unicodedata
 
@@ -26,6 +27,11 @@ _NARROW = str.maketrans(_HALFWIDTH_ASCII | _HALFWIDTH_KANA)
 
 # Mozc's table writes ヵ ヶ even in hiragana mode; their hiragana ゕ ゖ are not used in running text.
 _KEEP_IN_HIRAGANA = str.maketrans({"ゕ": "ヵ", "ゖ": "ヶ"})
+
+
+def has_ascii_forms(text: str) -> bool:
+    """Whether any character of `text` is ASCII or its full-width form (has the other width)."""
+    return any(ch in _FULLWIDTH_ASCII or ch in _HALFWIDTH_ASCII for ch in text)
 
 
 def to_fullwidth_ascii(text: str) -> str:
