@@ -45,6 +45,7 @@ from dbus_fast import Message, MessageType, NameFlag, RequestNameReply, Variant
 from dbus_fast.aio import MessageBus
 
 from daemon import sd_notify
+from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
 from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
@@ -547,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="tsuzuri-daemon: %(levelname)s %(message)s")
+    tune_allocator()  # before the executor's and llama.cpp's threads start
     try:
         return asyncio.run(serve(args))
     except (ConnectionError, OSError, EOFError) as exc:

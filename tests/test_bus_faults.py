@@ -206,3 +206,13 @@ async def test_a_damaged_user_file_is_reported_and_never_lost(damage, tmp_path):
     assert damaged.read_bytes() == content or kept.read_bytes() == content  # the user's bytes survive
     for data_file in set((tmp_path / "data" / "tsuzuri").glob("*")) - {damaged}:  # what the daemon wrote
         assert data_file.stat().st_mode & 0o077 == 0, f"{data_file.name} is readable by others"
+
+
+def test_the_allocator_is_tuned_for_a_long_running_daemon():
+    """glibc takes both settings (daemon/allocator.py has the soak figures behind them)."""
+    import platform
+
+    from daemon.allocator import tune_allocator
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("not glibc")
+    assert tune_allocator()
