@@ -168,13 +168,14 @@ class Converter:
 
     def __init__(self, dictionary: SystemDictionary | None = None, engine: Engine | None = None,
                  user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
-                 model_candidates: int = 3, clock: Callable[[], datetime] = datetime.now,
+                 model_candidates: int = 0, clock: Callable[[], datetime] = datetime.now,
                  rerank_weight: float | None = None, rerank_top: int = 10, constrain_model: bool = False,
                  language_model: CharNgramLM | None = None):
         self.dictionary = dictionary
         self.engine = engine
         self.user_dictionary = user_dictionary
         self.learning = learning
+        # The model's own conversions besides the ones it rescores; 0 by default, as in the config.
         self.model_candidates = model_candidates
         # The model's own candidates only as chains of dictionary words (or kana) spelling the reading.
         self.constrain_model = constrain_model

@@ -20,10 +20,10 @@ def userdata(tmp_path):
     return user, learning
 
 
-def converter(userdata, engine=None):
+def converter(userdata, engine=None, model_candidates=0):
     user, learning = userdata
     return Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user, learning=learning,
-                     clock=lambda: NOW)
+                     clock=lambda: NOW, model_candidates=model_candidates)
 
 
 def test_dictionary_only_conversion(userdata):
@@ -82,7 +82,7 @@ def test_model_candidates_come_after_personal_ones_and_before_the_dictionary(use
     assert engine.wait(60).state is ModelState.READY
     user, _ = userdata
     user.add("きょう", "京", "名詞")
-    found = converter(userdata, engine).candidates("きょう", "", 5, session=engine.session())
+    found = converter(userdata, engine, model_candidates=3).candidates("きょう", "", 5, session=engine.session())
     sources = [c.source for c in found]
     assert sources[0] == "user" and "model" in sources
     assert sources.index("model") < sources.index("dictionary")
@@ -148,7 +148,8 @@ def test_rerank_mode_keeps_every_dictionary_candidate(userdata, model_path):
     engine.wait(60)
     user, learning = userdata
     plain = Converter(dictionary=system_dictionary(), clock=lambda: NOW)
-    reranking = Converter(dictionary=system_dictionary(), engine=engine, clock=lambda: NOW, rerank_weight=0.01)
+    reranking = Converter(dictionary=system_dictionary(), engine=engine, clock=lambda: NOW, rerank_weight=0.01,
+                          model_candidates=3)
     before = {c.text for c in plain.candidates("きょうはいいてんきですね", n=10)}
     after = reranking.candidates("きょうはいいてんきですね", n=10)
     assert before <= {c.text for c in after}
