@@ -74,9 +74,9 @@ LATTICE_MAX_READING_CHARS = 200
 # the suite lost 0.08 points (4-fold CV pooled, 0.7353 → 0.7345; up to 20 kana: 0.25, wac_dev 0.823 → 0.818),
 # and phrases convert in a few milliseconds instead of 15–35.
 LATTICE_MIN_READING_CHARS = 16
-# Characters no reading holds: lone surrogates (MeCab cannot take them), controls, private-use code points
+# Unicode categories no reading holds: lone surrogates (MeCab cannot take them), controls, private-use code points
 # (the model's prompt markers are among them).
-_NOT_IN_A_READING = frozenset({"Cs", "Cc", "Co"})
+NOT_IN_A_READING = frozenset({"Cs", "Cc", "Co"})
 
 
 class ReadingTooLong(ValueError):
@@ -85,7 +85,7 @@ class ReadingTooLong(ValueError):
 
 def clean_reading(reading: str) -> str:
     """The reading without characters no reading holds; ReadingTooLong if it is too long to convert."""
-    cleaned = "".join(ch for ch in reading if unicodedata.category(ch) not in _NOT_IN_A_READING)
+    cleaned = "".join(ch for ch in reading if unicodedata.category(ch) not in NOT_IN_A_READING)
     if len(unicodedata.normalize("NFKC", cleaned)) > MAX_READING_CHARS:
         raise ReadingTooLong(f"a reading may have at most {MAX_READING_CHARS} characters (after NFKC)")
     return cleaned

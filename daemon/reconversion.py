@@ -6,6 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from daemon.converter import NOT_IN_A_READING
 from ime_protocol import SurroundingDeletion
 
 # The most text one reconversion takes: a sentence or two, as a selection of converted text would be.
@@ -14,9 +15,6 @@ MAX_RECONVERTED_CHARS = 200
 # marks written among them. A run of these ends at punctuation, spaces, Latin letters and digits.
 _WORD_CHARS = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                          r"\U00020000-\U0003ffff々〆ヶ]")
-# A reading cannot hold these (the converter drops them): a selection with a line break is not reconverted,
-# as its replacement would lose the break.
-_NOT_IN_A_READING = frozenset({"Cc", "Cs", "Co"})
 
 
 @dataclass(frozen=True)
@@ -45,6 +43,7 @@ def reconversion_target(text: str, cursor: int, anchor: int) -> ReconversionTarg
     target = text[start:end]
     if not target.strip() or len(target) > MAX_RECONVERTED_CHARS:
         return None
-    if any(unicodedata.category(ch) in _NOT_IN_A_READING for ch in target):
+    # A selection with a line break is not reconverted: its replacement would lose the break.
+    if any(unicodedata.category(ch) in NOT_IN_A_READING for ch in target):
         return None
     return ReconversionTarget(target, cursor - start, end - cursor)

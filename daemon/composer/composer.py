@@ -4,8 +4,8 @@ Composer, so callers can keep, compare and undo states freely."""
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from daemon.forms import (to_fullwidth_ascii, to_fullwidth_hiragana, to_fullwidth_katakana,
-                                   to_halfwidth_ascii, to_halfwidth_katakana)
+from daemon.forms import (to_fullwidth_ascii, to_fullwidth_hiragana, to_fullwidth_katakana, to_halfwidth_ascii,
+                          to_halfwidth_katakana)
 from daemon.composer.table import ROMAJI_TABLE, RomajiTable, Rule
 from daemon.kana import to_katakana
 
