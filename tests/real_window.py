@@ -119,7 +119,9 @@ class Window:
 
     def click(self, widget: str, at: str = "middle") -> None:
         x, y, width, height = self.rectangles[widget]
-        column = {"start": x + 3, "middle": x + width // 2, "end": x + width - 3}[at]
+        # "start" is on the first character: the frame's padding before it (~8 px) takes a click without moving
+        # the cursor.
+        column = {"start": x + 9, "middle": x + width // 2, "end": x + width - 3}[at]
         self.xdotool("mousemove", "--sync", str(column), str(y + min(height // 2, 12)), "click", "1")
         if self.focused != widget:
             self._next_event(lambda _event: self.focused == widget)

@@ -111,6 +111,30 @@ def test_focus_moving_to_another_widget_commits_once_into_the_one_it_left(deskto
     assert window.texts["entry"] == "東京"  # once, not 東京東京
 
 
+def test_a_click_inside_the_field_loses_nothing_and_typing_goes_on_at_the_click(desktop):
+    window = desktop.window
+    window.type("kyouha")
+    window.keys("Return")
+    window.wait_for_text("entry", "きょうは")
+    window.type("toukyou")
+    window.keys("space")
+    window.wait_for_preedit("entry", "東京")
+    window.click("entry", "start")
+    if desktop.framework == "ibus":
+        # IBus's GTK module commits the preedit itself on a click (PreeditFocusMode.COMMIT) before the cursor
+        # moves, and resets the engine: 東京 stays where it was typed.
+        window.wait_for_text("entry", "きょうは東京")
+        window.wait_for_preedit("entry", "")
+        typed = "にきょうは東京"
+    else:
+        # fcitx5-gtk tells fcitx nothing of a click: the composition stays, drawn at the new cursor, and the
+        # next key commits it there, as with fcitx5's own engines.
+        typed = "東京にきょうは"
+    window.type("ni")
+    window.keys("Return")
+    window.wait_for_text("entry", typed)
+
+
 def test_switching_input_method_commits_the_composition(desktop):
     window = desktop.window
     window.type("kyouha")
