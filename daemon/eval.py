@@ -104,24 +104,28 @@ def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
             weight = engine.model_info.get("rerank_weight") or DEFAULT_RERANK_WEIGHT
         converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
                                      model_candidates=options.model_candidates, rerank_weight=weight,
-                                     constrain_model=constrained, language_model=_language_model(options))
+                                     constrain_model=constrained, language_models=_language_models(options))
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
     return factory
 
 
-def _language_model(options: argparse.Namespace):
-    """--lm FILE, else the daemon's default model file if it is built; none with --no-lm."""
-    from daemon.lm import CharNgramLM, load_default_language_model
+def _language_models(options: argparse.Namespace):
+    """--lm FILE (and --phrase-lm FILE), else the daemon's default model files if they are built; none with
+    --no-lm."""
+    from daemon.lm import CharNgramLM, LanguageModels, load_language_models
 
     if options.no_lm:
         return None
-    if options.lm is not None:
+    if options.lm is None:
+        return load_language_models()
+    loaded = []
+    for path in (options.lm, options.phrase_lm or options.lm):
         try:
-            return CharNgramLM.load(options.lm)
+            loaded.append(CharNgramLM.load(path))
         except (OSError, ValueError) as error:
-            raise ConverterUnavailable(f"language model {options.lm}: {error}") from error
-    return load_default_language_model()
+            raise ConverterUnavailable(f"language model {path}: {error}") from error
+    return LanguageModels(phrase=loaded[1], sentence=loaded[0])
 
 
 def default_model_present() -> bool:
@@ -295,6 +299,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lm", type=Path, metavar="FILE",
                         help="merging modes (auto, no-model, rerank): the character language model that rescores "
                              "the dictionary's top candidates (default: the daemon's, if built)")
+    parser.add_argument("--phrase-lm", type=Path, metavar="FILE",
+                        help="with --lm: the language model of phrases (default: the --lm model for every length)")
     parser.add_argument("--no-lm", action="store_true", help="merging modes: no language model")
     return parser
 

@@ -50,7 +50,7 @@ from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
 from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
 from daemon.dictionary import system_dictionary, system_reader
-from daemon.lm import load_default_language_model
+from daemon.lm import load_language_models
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of, romaji_table_of
 from daemon.kana import to_hiragana
@@ -488,7 +488,7 @@ async def serve(args: argparse.Namespace) -> int:
     user_dictionary, learning = UserDictionary(), LearningHistory()
     converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
                           learning=learning, model_candidates=cfg.candidates.model_candidates,
-                          language_model=load_default_language_model())
+                          language_models=load_language_models())
     loop = asyncio.get_running_loop()
     service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2)
     bus.add_message_handler(service.handle_message)

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 import daemon.converter as converter_module
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
-from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, CharNgramLM, Features, ReadingLength,
-                       Weights, build, floored_model_scores, load_default_language_model, model_can_change_the_choice,
-                       rescored_order, weights_for)
+from daemon.lm import (PHRASE_LM_FILE_NAME, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, CharNgramLM,
+                       Features, LanguageModels, ReadingLength, Weights, build, floored_model_scores,
+                       load_language_models, model_can_change_the_choice, rescored_order, weights_for)
 from daemon.lm.corpus import capped
 from daemon.lm.fit import fit_logit, top1_correct
 from daemon.lm.ngram import BOS, SortedKeys
@@ -89,8 +89,26 @@ def test_keys_past_32_bits_are_found():
 def test_a_file_that_is_no_model_is_skipped(tmp_path):
     path = tmp_path / "lm.bin"
     path.write_bytes(b"not a model")
-    assert load_default_language_model(path) is None
-    assert load_default_language_model(tmp_path / "missing.bin") is None
+    assert load_language_models(path) is None
+    assert load_language_models(tmp_path / "missing.bin") is None
+
+
+def test_phrases_and_sentences_are_scored_with_their_own_models(lm, tmp_path):
+    from daemon.lm.rescoring import PHRASE_MAX_CHARS
+
+    other = build(["別の文です。"], BuildOptions(order=3, min_char_count=1))
+    models = LanguageModels(phrase=other, sentence=lm)
+    assert models.for_reading("あ" * PHRASE_MAX_CHARS) is other
+    assert models.for_reading("あ" * (PHRASE_MAX_CHARS + 1)) is lm
+    sentences, phrases = tmp_path / "lm.bin", tmp_path / PHRASE_LM_FILE_NAME
+    lm.save(sentences)
+    one = load_language_models(sentences)
+    assert one.phrase is one.sentence  # one file: the same model for every length
+    other.save(phrases)
+    two = load_language_models(sentences, phrases)
+    assert (two.phrase.order, two.sentence.order) == (3, lm.order)
+    phrases.write_bytes(b"broken")
+    assert load_language_models(sentences, phrases).phrase.order == lm.order  # skipped: the other model serves
 
 
 def test_scores_of_a_batch_equal_scores_one_by_one(lm):
@@ -161,7 +179,7 @@ def test_converter_rescores_with_the_language_model(lm, monkeypatch):
     top = [c.surface for c in dictionary.convert(reading, 10)]
     favourite = max(top, key=lambda text: lm.score([text])[0])
     monkeypatch.setattr(converter_module, "weights_for", lambda reading, context, model_ready: Weights(lm=1.0))
-    with_lm = Converter(dictionary=dictionary, language_model=lm).candidates(reading)
+    with_lm = Converter(dictionary=dictionary, language_models=LanguageModels.one(lm)).candidates(reading)
     assert with_lm[0].text == favourite and with_lm[0].source == "dictionary"
     assert [c.text for c in Converter(dictionary=dictionary).candidates(reading)][:len(top)] == top
     assert {c.text for c in with_lm} >= set(top)
@@ -188,15 +206,18 @@ def test_training_sources_are_the_training_splits_only(tmp_path):
 def test_eval_takes_the_language_model_it_is_given(lm, tmp_path):
     import argparse
 
-    from daemon.eval import ConverterUnavailable, _language_model
+    from daemon.eval import ConverterUnavailable, _language_models
 
     path = tmp_path / "lm.bin"
     lm.save(path)
-    assert _language_model(argparse.Namespace(lm=path, no_lm=False)).chars == lm.chars
-    assert _language_model(argparse.Namespace(lm=path, no_lm=True)) is None
+    given = _language_models(argparse.Namespace(lm=path, phrase_lm=None, no_lm=False))
+    assert given.phrase.chars == given.sentence.chars == lm.chars
+    assert _language_models(argparse.Namespace(lm=path, phrase_lm=None, no_lm=True)) is None
     (tmp_path / "broken.bin").write_bytes(b"broken")
     with pytest.raises(ConverterUnavailable):
-        _language_model(argparse.Namespace(lm=tmp_path / "broken.bin", no_lm=False))
+        _language_models(argparse.Namespace(lm=tmp_path / "broken.bin", phrase_lm=None, no_lm=False))
+    with pytest.raises(ConverterUnavailable):
+        _language_models(argparse.Namespace(lm=path, phrase_lm=tmp_path / "broken.bin", no_lm=False))
 
 
 @settings(max_examples=500, deadline=None)
@@ -226,15 +247,29 @@ def test_the_model_weighs_in_only_on_phrases_with_left_context():
     assert WEIGHTS_WITH_MODEL.model > 0 and all(w.model == 0 for w in WEIGHTS_WITHOUT_MODEL.values())
 
 
-def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():
-    from daemon.converter import LATTICE_MIN_READING_CHARS
+def test_the_list_keeps_n_of_the_rescored_candidates_besides_the_dictionarys_first_n():
+    from daemon.converter import RESCORED_TOP
 
     dictionary = system_dictionary()
-    converter = Converter(dictionary=dictionary, language_model=load_default_language_model())
+    converter = Converter(dictionary=dictionary, language_models=load_language_models())
+    reading, n = "かいとう", 3
+    assert len(converter.rescoring_pool(reading)) > 2 * n  # the rescoring chooses among more than are shown
+    shown = [c.text for c in converter.candidates(reading, n=n) if c.source == "dictionary"]
+    assert len(shown) <= 2 * n
+    assert set(shown) >= {c.surface for c in dictionary.convert(reading, n)}
+    assert len(converter.rescoring_pool(reading)) <= RESCORED_TOP
+
+
+def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():
+    from daemon.converter import LATTICE_MIN_READING_CHARS, RESCORED_TOP
+
+    dictionary = system_dictionary()
+    converter = Converter(dictionary=dictionary, language_models=load_language_models())
     short = "きょうはいいてんき"
     assert len(short) < LATTICE_MIN_READING_CHARS
-    assert [c.text for c in converter.rescoring_pool(short)] == [c.surface for c in dictionary.convert(short, 10)]
+    top = [c.surface for c in dictionary.convert(short, RESCORED_TOP)]
+    assert [c.text for c in converter.rescoring_pool(short)] == top
     long = "きょうはいいてんきなのでさんぽにいきました"
     assert len(long) >= LATTICE_MIN_READING_CHARS
-    top = {c.surface for c in dictionary.convert(long, 10)}
+    top = {c.surface for c in dictionary.convert(long, RESCORED_TOP)}
     assert {c.text for c in converter.rescoring_pool(long)} - top  # paths MeCab's 10-best does not have

@@ -198,16 +198,16 @@ def wait_until_the_daemon_reconverts(address: str) -> None:
 
 
 def committed_sentence(desktop: Desktop, widget: str) -> None:
-    """今日は良い天気 typed and converted into `widget`, the cursor after it; the daemon ready to reconvert."""
+    """今日はいい天気 typed and converted into `widget`, the cursor after it; the daemon ready to reconvert."""
     window = desktop.window
     if widget != window.focused:
         window.click(widget)
         if desktop.framework == "fcitx5":
             desktop.use("tsuzuri")  # fcitx keeps an input method per field
     wait_until_the_daemon_reconverts(window.env["DBUS_SESSION_BUS_ADDRESS"])
-    window.type("kyouhayoitenki")
+    window.type("kyouhaiitenki")
     window.keys("space", "Return")
-    window.wait_for_text(widget, "今日は良い天気")
+    window.wait_for_text(widget, "今日はいい天気")
 
 
 def choose_the_next_candidate(window: Window, widget: str, shown: str) -> str:
@@ -225,15 +225,15 @@ def choose_the_next_candidate(window: Window, widget: str, shown: str) -> str:
 # reconversion key takes the text before the cursor: a selection made with the cursor at its end.
 
 @pytest.mark.parametrize("widget, select, selected, kept", [
-    ("textview", ("shift+Home",), "今日は良い天気", ""),  # the issue's case; the cursor at the selection's start
-    ("textview", ("shift+Left", "shift+Left"), "天気", "今日は良い"),  # part of the text
-    ("entry", ("Home", "shift+End"), "今日は良い天気", ""),  # an entry: the cursor at the selection's end
+    ("textview", ("shift+Home",), "今日はいい天気", ""),  # the issue's case; the cursor at the selection's start
+    ("textview", ("shift+Left", "shift+Left"), "天気", "今日はいい"),  # part of the text
+    ("entry", ("Home", "shift+End"), "今日はいい天気", ""),  # an entry: the cursor at the selection's end
 ], ids=["textview", "textview-part", "entry"])
 def test_reconverting_a_selection_replaces_it_with_the_chosen_candidate(desktop, widget, select, selected, kept):
     window = desktop.window
     committed_sentence(desktop, widget)
     window.keys(*select, "Henkan")
-    # Its reading (きょうはよいてんき, てんき) converts again, in place of the selection.
+    # Its reading (きょうはいいてんき, てんき) converts again, in place of the selection.
     window.wait_for_preedit(widget, selected)
     window.wait_for_text(widget, kept)
     chosen = choose_the_next_candidate(window, widget, selected)
@@ -244,8 +244,8 @@ def test_cancelling_a_reconversion_of_the_word_before_the_cursor_puts_it_back(de
     window = desktop.window
     committed_sentence(desktop, "entry")
     window.keys("Henkan")  # nothing selected: the text just before the cursor
-    window.wait_for_preedit("entry", "今日は良い天気")
+    window.wait_for_preedit("entry", "今日はいい天気")
     window.wait_for_text("entry", "")
     window.keys("Escape")
-    window.wait_for_text("entry", "今日は良い天気")
+    window.wait_for_text("entry", "今日はいい天気")
     window.wait_for_preedit("entry", "")

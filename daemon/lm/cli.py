@@ -2,7 +2,7 @@
 
     tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 1,2,3,4,5]
                      [--exclude SOURCE …]
-    tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K]
+    tsuzuri-lm fit --lm FILE [--phrase-lm FILE] [--suite DIR] [--folds K] [--model M] [--limit K]
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           help="sources to leave out (file stems such as laws, or wac_train, anthy_train)")
     building.set_defaults(run=_build)
     fitting = commands.add_parser("fit", help="fit the rescoring weights on the evaluation suite (cross-validated)")
-    fitting.add_argument("--lm", type=Path, required=True)
+    fitting.add_argument("--lm", type=Path, required=True, help="the language model (of sentences, with --phrase-lm)")
+    fitting.add_argument("--phrase-lm", type=Path, default=None, help="the language model of phrases (default: --lm)")
     fitting.add_argument("--suite", type=Path, default=None, help="evaluation directory (default ../shared/eval)")
     fitting.add_argument("--folds", type=int, default=4)
     fitting.add_argument("--model", default=None, help="also fit the neural model's score (registered name or GGUF)")

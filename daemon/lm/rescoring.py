@@ -93,13 +93,14 @@ def model_has_a_say(reading: str, context: str) -> bool:
 
 
 # Fitted by `tsuzuri-lm fit --model default` (4-fold CV over the items of every set of ../shared/eval pooled,
-# per reading length) for the shipped language model and tsuzuri-base; daemon/lm/README.md has the numbers.
+# per reading length) for the shipped language models (phrases: tsuzuri-lm-phrases.bin) and tsuzuri-base;
+# daemon/lm/README.md has the numbers.
 WEIGHTS_WITHOUT_MODEL = {
-    ReadingLength.PHRASE: Weights(cost=-0.996, lm=0.326, chars=0.0508, morphemes=-0.5803, context=1.3094),
-    ReadingLength.SENTENCE: Weights(cost=-0.7147, lm=0.3868, chars=0.3104, context=1.0056),
+    ReadingLength.PHRASE: Weights(cost=-1.1038, lm=0.3538, chars=0.062, context=1.3489),
+    ReadingLength.SENTENCE: Weights(cost=-0.8331, lm=0.4031, chars=0.3116, context=1.0195),
 }
 # Where the model has a say (fitted on every phrase, its score 0 where it has none).
-WEIGHTS_WITH_MODEL = Weights(cost=-0.9493, lm=0.2953, chars=-0.019, morphemes=-0.6037, context=1.2888, model=0.3372)
+WEIGHTS_WITH_MODEL = Weights(cost=-1.0119, lm=0.3266, morphemes=-0.5261, context=1.3443, model=0.3365)
 
 
 def weights_for(reading: str, context: str, model_ready: bool) -> Weights:
