@@ -18,8 +18,8 @@ from typing import Callable, TypeVar
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary
 from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelState
 from daemon.kana import to_hiragana, to_katakana
-from daemon.lm import (Features, LanguageModels, floored_model_scores, model_can_change_the_choice, model_has_a_say,
-                       rescored_order, weights_for)
+from daemon.lm import (Features, LanguageModels, floored_model_scores, likely_and_unlikely,
+                       model_can_change_the_choice, model_has_a_say, weights_for)
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
 from daemon.rewriters import rewrite_candidates
 from daemon.userdata.learning import LearningHistory
@@ -224,10 +224,13 @@ class Converter:
         if self.language_models is not None:
             dictionary = self._dictionary(reading, max(n, RESCORED_TOP))
             pool = self._pool(dictionary, reading, context) if effort.searches_lattice else dictionary[:RESCORED_TOP]
-            top = self._rescored(reading, context, pool, session, use_model)
-            # The model's own conversions (if asked for) come right after the best rescored one.
-            merged += top[:1] + model + top[1:n] + dictionary[:n]
-            return self._finished(merged, reading, suppressed)
+            likely, unlikely = self._rescored(reading, context, pool, session, use_model)
+            # The list holds the n best rescored and the dictionary's own first n; the model's conversions (if
+            # asked for) come right after the best one, the unlikely ones only after the kana forms and rewriters.
+            shown = unique_texts((likely + unlikely)[:n] + dictionary[:n])
+            further_back = {c.text for c in unlikely}
+            merged += shown[:1] + model + [c for c in shown[1:] if c.text not in further_back]
+            return self._finished(merged, reading, suppressed, [c for c in shown if c.text in further_back])
         weight = self._rerank_weight() if use_model else None
         # The model and the context bonus choose among the dictionary's top few, however few are shown.
         reordered = weight is not None or bool(context)
@@ -242,14 +245,14 @@ class Converter:
         merged += dictionary[:n]
         return self._finished(merged, reading, suppressed)
 
-    def _finished(self, merged: list[ConversionCandidate], reading: str,
-                  suppressed: set[str]) -> list[ConversionCandidate]:
-        """The merged sources, then kana and rewriters, without duplicates or suppressed words."""
+    def _finished(self, merged: list[ConversionCandidate], reading: str, suppressed: set[str],
+                  last: list[ConversionCandidate] = ()) -> list[ConversionCandidate]:
+        """The merged sources, then kana and rewriters, then `last`, without duplicates or suppressed words."""
         merged = merged + [ConversionCandidate(reading, "kana", "ひらがな"),
                            ConversionCandidate(to_katakana(reading), "kana", "カタカナ")]
         merged += [ConversionCandidate(r.surface, "rewriter", r.annotation)
                    for r in rewrite_candidates(reading, now=self.clock())]
-        return unique_texts(c for c in merged if c.text not in suppressed)
+        return unique_texts(c for c in merged + list(last) if c.text not in suppressed)
 
     def predictions(self, prefix: str, n: int = 9) -> list[ConversionCandidate]:
         """Words whose reading starts with `prefix`: the user's own first, then the system dictionary's."""
@@ -310,10 +313,12 @@ class Converter:
         return [ConversionCandidate(c.text, "model") for c in found if c.source == "model"]
 
     def _rescored(self, reading: str, context: str, top: list[ConversionCandidate],
-                  session: ConversionSession | None, use_model: bool) -> list[ConversionCandidate]:
+                  session: ConversionSession | None,
+                  use_model: bool) -> tuple[list[ConversionCandidate], list[ConversionCandidate]]:
+        """`top` best first, cut into the likely candidates and the unlikely ones (rescoring.likely_and_unlikely)."""
         texts = [c.text for c in top]
         if not texts:
-            return []
+            return [], []
         with_model = use_model and self.model_ready()
         weights = weights_for(reading, context, with_model)
         lm_scores = self.language_models.for_reading(reading).score(texts, context)
@@ -323,7 +328,8 @@ class Converter:
         if model_can_change_the_choice(features, weights):
             model_scores = self._model_scores(reading, context, session, texts)
             features = candidate_features(top, lm_scores, reading, context, model_scores)
-        return [top[i] for i in rescored_order(features, weights)]
+        likely, unlikely = likely_and_unlikely(features, weights)
+        return [top[i] for i in likely], [top[i] for i in unlikely]
 
     def rescoring_pool(self, reading: str, context: str = "") -> list[ConversionCandidate]:
         """What the rescoring chooses the first candidate from (tsuzuri-lm fit fits on the same lists)."""

@@ -36,16 +36,20 @@ fi
 corpus=../shared/corpus
 phrase_lm=daemon/models/tsuzuri-lm-phrases.bin
 if [ -d "$corpus/text" ]; then
-  lm_id=$( (cat "$corpus"/text/*.txt "$corpus"/wac/train.jsonl daemon/lm/ngram.py daemon/lm/corpus.py) 2>/dev/null \
-          | sha256sum | cut -c1-12)
+  lm_id=$(cat "$corpus"/text/*.txt "$corpus"/wac/train.jsonl daemon/lm/ngram.py daemon/lm/corpus.py 2>/dev/null \
+          | sha256sum | cut -c1-12 || true)
   cached="${XDG_CACHE_HOME:-$HOME/.cache}/tsuzuri/lm/tsuzuri-lm-phrases-$lm_id.bin"
   if [ ! -f "$cached" ]; then
     echo "bootstrap: building the phrase language model from $corpus (once; ~2 min, ~10 GB of memory)"
     mkdir -p "$(dirname "$cached")"
-    .venv/bin/tsuzuri-lm build --corpus "$corpus" --out "$cached.partial" --cap-chars 0 --exclude anthy_train >/dev/null
-    mv "$cached.partial" "$cached"
+    if .venv/bin/tsuzuri-lm build --corpus "$corpus" --out "$cached.partial" --cap-chars 0 --exclude anthy_train \
+         >/dev/null; then
+      mv "$cached.partial" "$cached"
+    else
+      echo "bootstrap: the phrase language model did not build: phrases use the shipped model"
+    fi
   fi
-  cmp -s "$cached" "$phrase_lm" || cp "$cached" "$phrase_lm"
+  if [ -f "$cached" ]; then cmp -s "$cached" "$phrase_lm" || cp "$cached" "$phrase_lm"; fi
 else
   echo "bootstrap: no $corpus beside the checkout: phrases use the shipped language model"
 fi

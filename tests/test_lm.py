@@ -13,7 +13,8 @@ from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
 from daemon.lm import (PHRASE_LM_FILE_NAME, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, CharNgramLM,
                        Features, LanguageModels, ReadingLength, Weights, build, floored_model_scores,
-                       load_language_models, model_can_change_the_choice, rescored_order, weights_for)
+                       likely_and_unlikely, load_language_models, model_can_change_the_choice, rescored_order,
+                       weights_for)
 from daemon.lm.corpus import capped
 from daemon.lm.fit import fit_logit, top1_correct
 from daemon.lm.ngram import BOS, SortedKeys
@@ -258,6 +259,33 @@ def test_the_list_keeps_n_of_the_rescored_candidates_besides_the_dictionarys_fir
     assert len(shown) <= 2 * n
     assert set(shown) >= {c.surface for c in dictionary.convert(reading, n)}
     assert len(converter.rescoring_pool(reading)) <= RESCORED_TOP
+
+
+def test_unlikely_candidates_come_after_the_kana_forms(monkeypatch):
+    from daemon.lm.rescoring import UNLIKELY_SCORE_GAP
+
+    dictionary = system_dictionary()
+    # Scored by the dictionary cost alone (2 per thousand), the cut falls where the cost is 2,500 above the best.
+    monkeypatch.setattr(converter_module, "weights_for", lambda reading, context, model_ready: Weights(cost=-2.0))
+    converter = Converter(dictionary=dictionary, language_models=load_language_models())
+    reading = "きしゃ"
+    best = dictionary.convert(reading, 1)[0].cost
+    kana_form = "キシャ"  # the dictionary's entry of it is the same candidate as the kana form
+    far = {c.surface for c in dictionary.convert(reading, 10)
+           if (c.cost - best) * 2 / 1000 > UNLIKELY_SCORE_GAP} - {kana_form}
+    listed = [c.text for c in converter.candidates(reading)]
+    kana_at = listed.index(kana_form)
+    assert far and far <= set(listed[kana_at + 1:])  # still listed, after the kana forms
+    assert not far & set(listed[:kana_at])
+    assert listed[0] == dictionary.convert(reading, 1)[0].surface
+
+
+def test_the_cut_keeps_the_rescored_order():
+    plain = [Features(cost, 0.0, 1, 1, rank, 0) for rank, cost in enumerate([3.0, 0.0, 9.0, 2.0, 7.5])]
+    likely, unlikely = likely_and_unlikely(plain, Weights(cost=-1.0), gap=5.0)
+    assert likely + unlikely == rescored_order(plain, Weights(cost=-1.0))
+    assert (likely, unlikely) == ([1, 3, 0], [4, 2])
+    assert likely_and_unlikely([], Weights(cost=-1.0)) == ([], [])
 
 
 def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():

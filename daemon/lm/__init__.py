@@ -9,8 +9,8 @@ from pathlib import Path
 from daemon.lm.ngram import BuildOptions, CharNgramLM, build
 from daemon.userdata.storage import user_data_dir
 from daemon.lm.rescoring import (FEATURE_NAMES, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, Features, ReadingLength,
-                                 Weights, floored_model_scores, model_can_change_the_choice, model_has_a_say,
-                                 rescored_order, weights_for)
+                                 Weights, floored_model_scores, likely_and_unlikely, model_can_change_the_choice,
+                                 model_has_a_say, rescored_order, weights_for)
 
 log = logging.getLogger(__name__)
 
@@ -84,5 +84,5 @@ def _load(path: Path) -> CharNgramLM | None:
 
 __all__ = ["BuildOptions", "CharNgramLM", "FEATURE_NAMES", "Features", "LM_FILE_NAME", "LanguageModels",
            "PHRASE_LM_FILE_NAME", "ReadingLength", "WEIGHTS_WITHOUT_MODEL", "WEIGHTS_WITH_MODEL", "Weights", "build",
-           "default_lm_paths", "floored_model_scores", "load_language_models", "model_can_change_the_choice",
-           "model_has_a_say", "rescored_order", "user_lm_path", "weights_for"]
+           "default_lm_paths", "floored_model_scores", "likely_and_unlikely", "load_language_models",
+           "model_can_change_the_choice", "model_has_a_say", "rescored_order", "user_lm_path", "weights_for"]
