@@ -24,7 +24,9 @@ Session objects /org/tsuzuri/Tsuzuri1/session/N, interface org.tsuzuri.Tsuzuri1.
   signal OutputChanged(ay output)    asynchronous updates (live conversion), sent to the owner only
 
 Methods are dispatched from one raw message handler, which sees the caller (session ownership) and
-turns every failure into a D-Bus error reply instead of a dead daemon. Conversion runs on worker
+turns every failure into a D-Bus error reply instead of a dead daemon. The tables ROOT and SESSION below
+(daemon/dbus_interface.py) are the definition of the above: dispatch checks a call's arguments against them,
+and Introspect is written from them. Conversion runs on worker
 threads, never on the event loop; each session's messages are handled in order.
 """
 
@@ -49,6 +51,7 @@ from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
 from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
+from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.dictionary import system_dictionary, system_reader
 from daemon.lm import load_language_models
 from daemon.engine import Engine, EngineStatus, ModelState
@@ -75,42 +78,6 @@ MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never ech
 LEARNING_SAVE_SECONDS = 30.0
 
 log = logging.getLogger("tsuzuri")
-
-INTROSPECTION = f"""<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
-<node>
- <interface name="{BUS_NAME}">
-  <method name="CreateSession"><arg name="session" type="o" direction="out"/></method>
-  <method name="Convert"><arg name="reading" type="s" direction="in"/><arg name="context" type="s" direction="in"/>
-   <arg name="n" type="u" direction="in"/><arg name="candidates" type="a(sss)" direction="out"/></method>
-  <method name="GetStatus"><arg name="status" type="(sss)" direction="out"/></method>
-  <method name="ReloadConfig"><arg name="problems" type="as" direction="out"/></method>
-  <method name="ListUserWords"><arg name="words" type="a(ssss)" direction="out"/></method>
-  <method name="AddUserWord"><arg name="reading" type="s" direction="in"/>
-   <arg name="surface" type="s" direction="in"/><arg name="part_of_speech" type="s" direction="in"/>
-   <arg name="comment" type="s" direction="in"/><arg name="added" type="b" direction="out"/></method>
-  <method name="RemoveUserWord"><arg name="reading" type="s" direction="in"/>
-   <arg name="surface" type="s" direction="in"/><arg name="removed" type="b" direction="out"/></method>
-  <method name="ImportUserWords"><arg name="file" type="ay" direction="in"/>
-   <arg name="added" type="u" direction="out"/><arg name="skipped" type="a(uss)" direction="out"/></method>
-  <method name="ListLearned"><arg name="reading" type="s" direction="in"/>
-   <arg name="choices" type="a(ssdd)" direction="out"/></method>
-  <method name="ForgetLearned"><arg name="reading" type="s" direction="in"/>
-   <arg name="surface" type="s" direction="in"/><arg name="forgotten" type="u" direction="out"/></method>
-  <method name="ClearLearned"><arg name="forgotten" type="u" direction="out"/></method>
-  <property name="Status" type="(sss)" access="read"/>
-  <signal name="StatusChanged"><arg name="state" type="s"/><arg name="model" type="s"/><arg name="reason" type="s"/></signal>
- </interface>
- <interface name="{SESSION_INTERFACE}">
-  <method name="Send"><arg name="message" type="ay" direction="in"/><arg name="output" type="ay" direction="out"/></method>
-  <method name="Close"/>
-  <signal name="OutputChanged"><arg name="output" type="ay"/></signal>
- </interface>
- <interface name="org.freedesktop.DBus.Introspectable">
-  <method name="Introspect"><arg name="xml" type="s" direction="out"/></method>
- </interface>
-</node>
-"""
 
 
 class CallError(Exception):
@@ -154,33 +121,30 @@ class TsuzuriService:
             return None
         if msg.message_type is not MessageType.METHOD_CALL:
             return None
-        if msg.interface == "org.freedesktop.DBus.Introspectable" and msg.member == "Introspect":
+        if msg.interface == INTROSPECTABLE.name and msg.member == "Introspect":
             return Message.new_method_return(msg, "s", [INTROSPECTION])
         if msg.interface == "org.freedesktop.DBus.Properties" and msg.path == ROOT_PATH:
             return self._properties(msg)
-        if msg.path == ROOT_PATH and msg.interface in (BUS_NAME, None):
-            handler = {"CreateSession": self._create_session, "Convert": self._convert,
-                       "GetStatus": self._get_status, "ReloadConfig": self._reload_config,
-                       "ListUserWords": self._list_user_words, "AddUserWord": self._add_user_word,
-                       "RemoveUserWord": self._remove_user_word, "ImportUserWords": self._import_user_words,
-                       "ListLearned": self._list_learned, "ForgetLearned": self._forget_learned,
-                       "ClearLearned": self._clear_learned}.get(msg.member)
-        elif msg.path.startswith(SESSION_PREFIX) and msg.interface in (SESSION_INTERFACE, None):
-            handler = {"Send": self._send, "Close": self._close}.get(msg.member)
+        if msg.path == ROOT_PATH and msg.interface in (ROOT.name, None):
+            method = ROOT.method(msg.member)
+        elif msg.path.startswith(SESSION_PREFIX) and msg.interface in (SESSION.name, None):
+            method = SESSION.method(msg.member)
         else:
             return None
-        if handler is None:
+        if method is None:
             return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod",
                                      f"no method {msg.member[:MAX_ECHOED_PATH]} on {msg.path[:MAX_ECHOED_PATH]}")
-        task = self._loop.create_task(self._reply(msg, handler))
+        task = self._loop.create_task(self._reply(msg, method))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True
 
-    async def _reply(self, msg: Message, handler) -> None:
+    async def _reply(self, msg: Message, method: Method) -> None:
         try:
-            signature, body = await handler(msg)
-            reply = Message.new_method_return(msg, signature, body)
+            if msg.signature != method.in_signature:
+                raise CallError(ERROR_INVALID_ARGS,
+                                f"expected arguments ({method.in_signature}), got ({msg.signature})")
+            reply = Message.new_method_return(msg, method.out_signature, await method.handler(self, msg, *msg.body))
         except CallError as exc:
             reply = Message.new_error(msg, exc.name, str(exc))
         except ProtocolError as exc:
@@ -191,16 +155,9 @@ class TsuzuriService:
         if not msg.flags & 0x1:  # NO_REPLY_EXPECTED
             await self.bus.send(reply)
 
-    @staticmethod
-    def _args(msg: Message, signature: str) -> list:
-        if msg.signature != signature:
-            raise CallError(ERROR_INVALID_ARGS, f"expected arguments ({signature}), got ({msg.signature})")
-        return msg.body
-
     # -- root methods ---------------------------------------------------------------------------
 
     async def _create_session(self, msg: Message):
-        self._args(msg, "")
         if len(self.sessions) >= MAX_SESSIONS:
             raise CallError(ERROR_LIMITS, f"too many sessions ({MAX_SESSIONS})")
         pid = await self._process_of(msg.sender)
@@ -208,7 +165,7 @@ class TsuzuriService:
             raise CallError(ERROR_LIMITS, f"too many sessions for one process ({MAX_SESSIONS_PER_PROCESS})")
         path = f"{SESSION_PREFIX}{next(self._ids)}"
         self.sessions[path] = SessionEntry(msg.sender, pid, InputSession(self.converter, self.settings))
-        return "o", [path]
+        return [path]
 
     async def _process_of(self, sender: str) -> int:
         """The client's process id, as the bus knows it (asked once per connection)."""
@@ -221,8 +178,7 @@ class TsuzuriService:
             self._pids[sender] = reply.body[0]
         return self._pids[sender]
 
-    async def _convert(self, msg: Message):
-        reading, context, n = self._args(msg, "ssu")
+    async def _convert(self, msg: Message, reading: str, context: str, n: int):
         if not reading or len(reading) > MAX_READING_CHARS:
             raise CallError(ERROR_INVALID_ARGS, f"reading must have 1..{MAX_READING_CHARS} characters")
         if not 1 <= n <= MAX_CONVERT_N:
@@ -234,61 +190,52 @@ class TsuzuriService:
                                                                   personal=PersonalData.NONE))
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None
-        return "a(sss)", [[[c.text, c.source, c.annotation] for c in found[:n]]]
+        return [[[c.text, c.source, c.annotation] for c in found[:n]]]
 
     async def _get_status(self, msg: Message):
-        self._args(msg, "")
         status = self.engine_status()
-        return "(sss)", [[status.state.value, status.model, status.reason]]
+        return [[status.state.value, status.model, status.reason]]
 
     async def _reload_config(self, msg: Message):
-        self._args(msg, "")
-        return "as", [self.reload_config()]
+        return [self.reload_config()]
 
     # -- the user's words and learning history -------------------------------------------------------
 
     async def _list_user_words(self, msg: Message):
-        self._args(msg, "")
         entries = await self._read(msg, self.converter.user_dictionary, lambda words: words.entries())
-        return "a(ssss)", [[[e.reading, e.surface, e.part_of_speech, e.comment] for e in entries]]
+        return [[[e.reading, e.surface, e.part_of_speech, e.comment] for e in entries]]
 
-    async def _add_user_word(self, msg: Message):
-        reading, surface, part_of_speech, comment = self._args(msg, "ssss")
+    async def _add_user_word(self, msg: Message, reading: str, surface: str, part_of_speech: str, comment: str):
         added = await self._change(msg, self.converter.user_dictionary,
                                    lambda words: words.add(reading, surface, part_of_speech, comment))
-        return "b", [added]
+        return [added]
 
-    async def _remove_user_word(self, msg: Message):
-        reading, surface = self._args(msg, "ss")
+    async def _remove_user_word(self, msg: Message, reading: str, surface: str):
         removed = await self._change(msg, self.converter.user_dictionary,
                                      lambda words: words.remove(reading, surface.strip()))
-        return "b", [removed]
+        return [removed]
 
-    async def _import_user_words(self, msg: Message):
-        (data,) = self._args(msg, "ay")
+    async def _import_user_words(self, msg: Message, data: bytes):
         if len(data) > MAX_IMPORT_BYTES:
             raise CallError(ERROR_LIMITS, f"an import may have at most {MAX_IMPORT_BYTES // 2**20} MiB")
         report = await self._change(msg, self.converter.user_dictionary,
                                     lambda words: words.import_bytes(bytes(data)))
         skipped = [[line.line_number, line.reason, line.text[:MAX_ECHOED_LINE]] for line in report.skipped]
-        return "ua(uss)", [report.loaded, skipped]
+        return [report.loaded, skipped]
 
-    async def _list_learned(self, msg: Message):
-        (reading,) = self._args(msg, "s")
+    async def _list_learned(self, msg: Message, reading: str):
         choices = await self._read(msg, self.converter.learning,
                                    lambda learning: learning.choices(to_hiragana(reading.strip()) or None))
-        return "a(ssdd)", [[[c.reading, c.surface, c.weight, c.last_used] for c in choices]]
+        return [[[c.reading, c.surface, c.weight, c.last_used] for c in choices]]
 
-    async def _forget_learned(self, msg: Message):
-        reading, surface = self._args(msg, "ss")
+    async def _forget_learned(self, msg: Message, reading: str, surface: str):
         forgotten = await self._change(msg, self.converter.learning,
                                        lambda learning: learning.forget(to_hiragana(reading.strip()),
                                                                         surface.strip() or None))
-        return "u", [forgotten]
+        return [forgotten]
 
     async def _clear_learned(self, msg: Message):
-        self._args(msg, "")
-        return "u", [await self._change(msg, self.converter.learning, lambda learning: learning.clear())]
+        return [await self._change(msg, self.converter.learning, lambda learning: learning.clear())]
 
     async def _read(self, msg: Message, store: LineFileStore | None, read):
         await self._require_same_user(msg.sender)
@@ -358,8 +305,7 @@ class TsuzuriService:
             raise CallError("org.freedesktop.DBus.Error.AccessDenied", "this session belongs to another client")
         return entry
 
-    async def _send(self, msg: Message):
-        (data,) = self._args(msg, "ay")
+    async def _send(self, msg: Message, data: bytes):
         entry = self._entry(msg)
         message = decode(bytes(data), FRONTEND_MESSAGES)
         entry.generation += 1
@@ -367,13 +313,12 @@ class TsuzuriService:
             output = await self._loop.run_in_executor(self._executor, apply_message, entry.session, message)
         if isinstance(message, KeyEvent) and entry.session.settings.live_conversion:
             self._schedule_live(msg.path, entry, message.request_id)
-        return "ay", [encode(output)]
+        return [encode(output)]
 
     async def _close(self, msg: Message):
-        self._args(msg, "")
         self._entry(msg)
         self.close_session(msg.path)
-        return "", []
+        return []
 
     def _schedule_live(self, path: str, entry: SessionEntry, request_id: int) -> None:
         """Live conversion after a key, dropped if another message arrives before it is done."""
@@ -390,7 +335,8 @@ class TsuzuriService:
             # Addressed to the session's owner alone: a broadcast would show every other client on the bus
             # what the user types.
             self.bus.send(Message(destination=entry.owner, path=path, interface=SESSION_INTERFACE,
-                                  member="OutputChanged", message_type=MessageType.SIGNAL, signature="ay",
+                                  member="OutputChanged", message_type=MessageType.SIGNAL,
+                                  signature=SESSION.signal("OutputChanged").signature,
                                   body=[encode(output)]))
 
         if entry.live_task is not None:
@@ -417,7 +363,8 @@ class TsuzuriService:
             log.warning("model %s failed to load: %s (dictionary conversion goes on)", status.model, status.reason)
 
         def emit() -> None:
-            self.bus.send(Message.new_signal(ROOT_PATH, BUS_NAME, "StatusChanged", "sss",
+            self.bus.send(Message.new_signal(ROOT_PATH, BUS_NAME, "StatusChanged",
+                                             ROOT.signal("StatusChanged").signature,
                                              [status.state.value, status.model, status.reason[:250]]))
         self._loop.call_soon_threadsafe(emit)
 
@@ -425,6 +372,36 @@ class TsuzuriService:
         for path in list(self.sessions):
             self.close_session(path)
         self._executor.shutdown(wait=True)
+
+
+ROOT = Interface(BUS_NAME, (
+    Method("CreateSession", TsuzuriService._create_session, outputs=(Arg("session", "o"),)),
+    Method("Convert", TsuzuriService._convert, (Arg("reading", "s"), Arg("context", "s"), Arg("n", "u")),
+           (Arg("candidates", "a(sss)"),)),
+    Method("GetStatus", TsuzuriService._get_status, outputs=(Arg("status", "(sss)"),)),
+    Method("ReloadConfig", TsuzuriService._reload_config, outputs=(Arg("problems", "as"),)),
+    Method("ListUserWords", TsuzuriService._list_user_words, outputs=(Arg("words", "a(ssss)"),)),
+    Method("AddUserWord", TsuzuriService._add_user_word,
+           (Arg("reading", "s"), Arg("surface", "s"), Arg("part_of_speech", "s"), Arg("comment", "s")),
+           (Arg("added", "b"),)),
+    Method("RemoveUserWord", TsuzuriService._remove_user_word, (Arg("reading", "s"), Arg("surface", "s")),
+           (Arg("removed", "b"),)),
+    Method("ImportUserWords", TsuzuriService._import_user_words, (Arg("file", "ay"),),
+           (Arg("added", "u"), Arg("skipped", "a(uss)"))),
+    Method("ListLearned", TsuzuriService._list_learned, (Arg("reading", "s"),), (Arg("choices", "a(ssdd)"),)),
+    Method("ForgetLearned", TsuzuriService._forget_learned, (Arg("reading", "s"), Arg("surface", "s")),
+           (Arg("forgotten", "u"),)),
+    Method("ClearLearned", TsuzuriService._clear_learned, outputs=(Arg("forgotten", "u"),)),
+), signals=(Signal("StatusChanged", (Arg("state", "s"), Arg("model", "s"), Arg("reason", "s"))),),
+    properties=(Property("Status", "(sss)"),))
+SESSION = Interface(SESSION_INTERFACE, (
+    Method("Send", TsuzuriService._send, (Arg("message", "ay"),), (Arg("output", "ay"),)),
+    Method("Close", TsuzuriService._close),
+), signals=(Signal("OutputChanged", (Arg("output", "ay"),)),))
+INTROSPECTABLE = Interface("org.freedesktop.DBus.Introspectable",
+                           (Method("Introspect", None, outputs=(Arg("xml", "s"),)),))
+# Every object answers Introspect with the whole of it (the root and the session objects alike).
+INTROSPECTION = introspection_xml((ROOT, SESSION, INTROSPECTABLE))
 
 
 def check_same_user(caller_uid: int, daemon_uid: int) -> None:

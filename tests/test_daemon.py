@@ -225,3 +225,17 @@ async def test_stateless_convert_reveals_nothing_the_user_learned(bus_address, d
         assert after == before and "learning" not in [source for _, source, _ in after]
     finally:
         bus.disconnect()
+
+
+async def test_the_daemon_describes_what_it_dispatches(bus_address, dictionary_daemon):
+    from dbus_fast.introspection import Node
+
+    from daemon.server import ROOT
+
+    bus = await connect(bus_address)
+    (xml,) = await call(bus, "Introspect", interface="org.freedesktop.DBus.Introspectable")
+    described = {i.name: i for i in Node.parse(xml).interfaces}[ROOT.name]
+    for method in described.methods:
+        with pytest.raises(ClientError, match=rf"InvalidArgs: expected arguments \({method.in_signature}\)"):
+            await call(bus, method.name, "x", [7])  # no method of the interface takes one int64
+    bus.disconnect()
