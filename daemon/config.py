@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NewType
 
 from daemon.composer import Brackets, Punctuation, RomajiTableError, Slash, SpaceWidth, load_rules
+from daemon.engine.search import DEFAULT_BEAM_WIDTH
 from daemon.keys import NAME_KEYSYMS, KeySpec
 from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes
 
@@ -44,8 +45,9 @@ class CandidateSettings:
     """Candidate lists."""
 
     page_size: int = _setting(9, "Candidates shown per page of the candidate window", bounds=(1, 9))
-    beam_width: int = _setting(5, "Beam width of the model's search: wider finds more but takes longer",
-                               bounds=(1, 16))
+    beam_width: int = _setting(DEFAULT_BEAM_WIDTH, "Beam width of the model's search for its own conversions "
+                                                   "(with model_candidates of 2 or more): wider finds more but "
+                                                   "takes longer", bounds=(1, 16))
     model_candidates: int = _setting(0, "How many of the model's own conversions to offer besides the "
                                         "dictionary's it reranks (0: rerank only)",
                                      bounds=(0, 16))

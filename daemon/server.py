@@ -6,7 +6,8 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
                                      the user's learning history and user dictionary
   GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason;
                                      also the read-only property Status
-  ReloadConfig() -> as               problems found; bad values keep their old setting
+  ReloadConfig() -> as               problems found; bad values keep their old setting, the rest applies
+                                     at once (another model loads in the background)
   signal StatusChanged(s state, s model, s reason)
 The user's own words and learning history, for callers running as the daemon's user only; a change is seen by
 the next conversion and saved at once:
@@ -98,11 +99,12 @@ class SessionEntry:
 
 class TsuzuriService:
     def __init__(self, bus: MessageBus, converter: Converter, settings: SessionSettings,
-                 config: ConfigStore | None = None, workers: int = 2):
+                 config: ConfigStore | None = None, workers: int = 2, pinned_model: str | None = None):
         self.bus = bus
         self.converter = converter
         self.settings = settings
         self.config = config
+        self.pinned_model = pinned_model  # named on the command line: the configuration does not change it
         self.sessions: dict[str, SessionEntry] = {}
         self._ids = itertools.count(1)
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsuzuri-convert")
@@ -286,12 +288,28 @@ class TsuzuriService:
         return engine.status if engine is not None else EngineStatus(ModelState.NONE)
 
     def reload_config(self) -> list[str]:
+        """Re-reads the configuration and applies all of it: the sessions' settings, the model's number of
+        conversions, threads and beam width, and another model, which loads in the background while the
+        dictionary serves. Returns the problems found (a bad value keeps its old setting)."""
         if self.config is None:
             return []
+        before = self.config.config
         problems = self.config.reload()
-        self.settings = settings_from_config(self.config.config)
+        after = self.config.config
+        self.settings = settings_from_config(after)
         for entry in self.sessions.values():
             entry.session.settings = self.settings
+        self.converter.model_candidates = after.candidates.model_candidates
+        engine = self.converter.engine
+        if engine is not None:
+            engine.configure(after.threads, after.candidates.beam_width)
+            if after.model != before.model:
+                if self.pinned_model:
+                    problems.append(f"model: {after.model} is not loaded: the daemon was started with --model "
+                                    f"{self.pinned_model}")
+                else:
+                    log.info("config: model %s (was %s): loading it", after.model, before.model)
+                    engine.load(after.model)
         return problems
 
     # -- sessions -------------------------------------------------------------------------------
@@ -461,13 +479,13 @@ async def serve(args: argparse.Namespace) -> int:
         log.warning("config: %s", problem)
     cfg = config.config
     bus = await connect_bus(args.bus)
-    engine = Engine(n_threads=cfg.threads, beam_capacity=max(cfg.candidates.beam_width, 1))
+    engine = Engine(n_threads=cfg.threads, beam_width=cfg.candidates.beam_width)
     user_dictionary, learning = UserDictionary(), LearningHistory()
     converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
                           learning=learning, model_candidates=cfg.candidates.model_candidates,
                           language_models=load_language_models())
     loop = asyncio.get_running_loop()
-    service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2)
+    service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2, pinned_model=args.model)
     bus.add_message_handler(service.handle_message)
     await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
                            interface="org.freedesktop.DBus", member="AddMatch", signature="s",
@@ -477,7 +495,7 @@ async def serve(args: argparse.Namespace) -> int:
     if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
         print(f"tsuzuri-daemon: {BUS_NAME} is already owned by another process", file=sys.stderr)
         return 1
-    engine._on_status = service.status_changed
+    engine.on_status = service.status_changed
     model = args.model or cfg.model
     if model:
         engine.load(model)

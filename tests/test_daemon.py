@@ -239,3 +239,33 @@ async def test_the_daemon_describes_what_it_dispatches(bus_address, dictionary_d
         with pytest.raises(ClientError, match=rf"InvalidArgs: expected arguments \({method.in_signature}\)"):
             await call(bus, method.name, "x", [7])  # no method of the interface takes one int64
     bus.disconnect()
+
+
+async def test_reload_config_loads_another_model_unless_one_was_named_on_the_command_line(
+        bus_address, dictionary_daemon, tmp_path):
+    _, home = dictionary_daemon
+    config = home / "config" / "tsuzuri" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    assert 'model = "default"' in text
+    bus = await connect(bus_address)
+    try:  # this daemon was started with --model: the configuration's model does not replace it
+        config.write_text(text.replace('model = "default"', 'model = "other"'), encoding="utf-8")
+        (problems,) = await call(bus, "ReloadConfig")
+        assert any("model: other is not loaded" in p for p in problems)
+    finally:
+        config.write_text(text, encoding="utf-8")
+        await call(bus, "ReloadConfig")
+        bus.disconnect()
+    missing = tmp_path / "missing.gguf"
+    with private_bus() as address, running_daemon(address, tmp_path, model=None):
+        own = tmp_path / "config" / "tsuzuri" / "config.toml"
+        bus = await connect(address)
+        try:
+            own.write_text(own.read_text(encoding="utf-8").replace('model = "default"', f'model = "{missing}"'),
+                           encoding="utf-8")
+            assert await call(bus, "ReloadConfig") == [[]]
+            state, model, _reason = await wait_for_status(bus, 30)
+            assert (state, model) == ("failed", str(missing))  # it tried the new one; the dictionary serves
+            assert (await call(bus, "Convert", "ssu", ["かな", "", 1]))[0]
+        finally:
+            bus.disconnect()

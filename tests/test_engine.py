@@ -212,3 +212,37 @@ def test_a_reading_that_loses_characters_to_cleaning_converts_unconstrained(engi
     reading = "キョウ\x00ハ"
     words = [(i, i + 1, char) for i, char in enumerate(reading)]
     assert engine.convert(reading, n=2, spellings=words)  # offsets no longer fit: no constraint, no error
+
+
+def test_the_beam_is_as_wide_as_configured_and_threads_change_on_the_fly(model_path, monkeypatch):
+    from daemon.engine import ConversionSession
+
+    e = Engine(n_threads=2, beam_width=6)
+    e.load(model_path)
+    assert e.wait(60).state is ModelState.READY
+    widths = []
+    real_search = ConversionSession._search
+
+    def search(self, loaded, decoder, reading, context, width, *rest):
+        widths.append(width)
+        return real_search(self, loaded, decoder, reading, context, width, *rest)
+
+    monkeypatch.setattr(ConversionSession, "_search", search)
+    session = e.session()
+    assert len([c for c in session.convert("かいとう", "", 2) if c.source == "model"]) <= 2
+    assert len([c for c in session.convert("かいとう", "", 1) if c.source == "model"]) == 1
+    e.configure(n_threads=1, beam_width=3)
+    session.convert("かいとう", "", 2)
+    assert session._decoder.n_threads == 1  # made again for the new thread count
+    e.close()
+    assert widths == [6, 1, 3]  # two conversions searched 6 and 3 wide; one is greedy
+
+
+def test_the_latest_load_wins(model_path, tmp_path):
+    e = Engine()
+    first = e.load(model_path)
+    second = e.load(tmp_path / "nothing.gguf")
+    first.join(60), second.join(60)
+    assert e.status.state is ModelState.FAILED and e.status.model == str(tmp_path / "nothing.gguf")
+    with pytest.raises(EngineUnavailable):
+        e.convert("かな")  # the first model, loaded meanwhile, was not kept

@@ -18,7 +18,7 @@ from daemon.engine.decoder import SessionDecoder
 from daemon.engine.native import LlamaError, Model
 from daemon.engine.prompts import MARKERS, Prompt, build_prompt
 from daemon.engine.registry import ModelEntry, RegistryError, resolve_model
-from daemon.engine.search import MAX_BEAM, Hypothesis
+from daemon.engine.search import DEFAULT_BEAM_WIDTH, MAX_BEAM, Hypothesis
 from daemon.kana import to_hiragana, to_katakana
 
 CHUNK_KANA = 30
@@ -105,13 +105,17 @@ class _LoadedModel:
 class Engine:
     """Owns the model. All llama.cpp work is serialised by one lock: contexts share the CPU anyway."""
 
-    def __init__(self, n_threads: int = 2, exact: bool = False, beam_capacity: int = 8,
+    def __init__(self, n_threads: int = 2, exact: bool = False, beam_width: int = DEFAULT_BEAM_WIDTH,
                  on_status: Callable[[EngineStatus], None] | None = None, max_live_decoders: int = 4):
         self.n_threads = n_threads
         self.exact = exact
-        self.beam_capacity = beam_capacity
-        self._on_status = on_status
+        # The width of the model's beam search when it offers several conversions (at least as many);
+        # one conversion is greedy.
+        self.beam_width = beam_width
+        # Told of every status change (from the loading thread); set it before the first load.
+        self.on_status = on_status
         self._lock = threading.Lock()
+        self._load_requests = 0  # loads asked for: only the latest one's model is kept
         self._loaded: _LoadedModel | None = None
         self._status = EngineStatus(ModelState.NONE)
         self._ready = threading.Event()
@@ -134,19 +138,24 @@ class Engine:
             self._ready.set()
         else:
             self._ready.clear()
-        if self._on_status is not None:
-            self._on_status(status)
+        if self.on_status is not None:
+            self.on_status(status)
 
     def load(self, model: str | Path, prompt_format: str | None = None) -> threading.Thread:
-        """Start loading a registered model name or a GGUF path on a background thread."""
+        """Start loading a registered model name or a GGUF path on a background thread. A load asked for
+        while another is under way wins: the earlier one's model is dropped when it arrives."""
         name = str(model)
-        self._set_status(EngineStatus(ModelState.LOADING, name))
-        thread = threading.Thread(target=self._load, args=(name, prompt_format), name="tsuzuri-model-load",
-                                  daemon=True)
+        with self._lock:  # the status follows the requests in order
+            self._load_requests += 1
+            request = self._load_requests
+            self._set_status(EngineStatus(ModelState.LOADING, name))
+        thread = threading.Thread(target=self._load, args=(name, prompt_format, request),
+                                  name="tsuzuri-model-load", daemon=True)
         thread.start()
         return thread
 
-    def _load(self, name: str, prompt_format: str | None) -> None:
+    def _load(self, name: str, prompt_format: str | None, request: int) -> None:
+        loaded, failure = None, None
         try:
             path, entry = resolve_model(name)
             model = Model(path)
@@ -156,14 +165,16 @@ class Engine:
                 entry = replace(entry, format=fmt)
             loaded = _LoadedModel(model, entry, stop_tokens(model))
         except (LlamaError, RegistryError, ValueError, OSError) as exc:
-            with self._lock:
-                self._drop_model()
-            self._set_status(EngineStatus(ModelState.FAILED, name, str(exc)))
-            return
+            failure = str(exc)
         with self._lock:
+            if request != self._load_requests:  # outdated by a later load
+                if loaded is not None:
+                    loaded.model.close()
+                return
             self._drop_model()
             self._loaded = loaded
-        self._set_status(EngineStatus(ModelState.READY, name))
+            self._set_status(EngineStatus(ModelState.FAILED, name, failure) if failure is not None
+                             else EngineStatus(ModelState.READY, name))
 
     def _drop_model(self) -> None:
         """Free the model; called with the lock held. Contexts must go before the weights they use."""
@@ -193,6 +204,16 @@ class Engine:
         return {"name": loaded.entry.name, "format": loaded.entry.format, "params": loaded.model.n_params,
                 "path": str(loaded.model.path), "rerank_weight": loaded.entry.rerank_weight,
                 "rerank_floor": loaded.entry.rerank_floor}
+
+    def configure(self, n_threads: int, beam_width: int) -> None:
+        """Another thread count or beam width from now on. Decoders made for other threads are closed; their
+        sessions make new ones at their next conversion."""
+        self.beam_width = beam_width  # read once per conversion
+        if n_threads != self.n_threads:
+            with self._lock:
+                self.n_threads = n_threads
+                for session in list(self._sessions):
+                    session._close_decoder()
 
     def close(self) -> None:
         with self._lock:
@@ -239,7 +260,7 @@ class ConversionSession:
             while len(engine._live_decoders) >= engine.max_live_decoders:
                 engine._live_decoders[0]._close_decoder()
             self._decoder = SessionDecoder(loaded.model, n_threads=engine.n_threads, exact=engine.exact,
-                                           beam_capacity=engine.beam_capacity)
+                                           beam_capacity=engine.beam_width)
             self._decoder_model = loaded.model
         else:
             engine._live_decoders.remove(self)
@@ -281,9 +302,10 @@ class ConversionSession:
             draft_tokens = None
             if draft and len(chunks) == 1:
                 draft_tokens = loaded.model.tokenize(clean_text(draft), special=False)
-            hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, min(n, MAX_BEAM),
-                                      draft_tokens, constraints[-1])
-        return self._candidates(loaded, hypotheses, prefix, prefix_score, reading)
+            width = 1 if n == 1 else min(max(n, engine.beam_width), MAX_BEAM)
+            hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, width, draft_tokens,
+                                      constraints[-1])
+        return self._candidates(loaded, hypotheses[:n], prefix, prefix_score, reading)
 
     @staticmethod
     def _chunk_constraints(loaded: _LoadedModel, chunks: list[str],

@@ -17,6 +17,8 @@ import numpy as np
 from daemon.engine.constraint import SpellingConstraint, State
 
 MAX_BEAM = 128  # live + scratch slots must stay within llama.cpp's 256 sequences
+# The beam width when the model offers several conversions of its own (the config's candidates.beam_width).
+DEFAULT_BEAM_WIDTH = 5
 
 
 @dataclass(frozen=True)
