@@ -79,6 +79,26 @@ class InputSettings:
     space: SpaceWidth = _setting(SpaceWidth.FULL, "Space in the kana modes: full-width (U+3000) or half-width")
 
 
+class Action(StrEnum):
+    """What a key does: one per field of KeyBindings, named as in the file's [keys] table."""
+
+    CONVERT = "convert"
+    RECONVERT = "reconvert"
+    COMMIT = "commit"
+    CANCEL = "cancel"
+    BACKSPACE = "backspace"
+    NEXT_CANDIDATE = "next_candidate"
+    PREV_CANDIDATE = "prev_candidate"
+    PAGE_DOWN = "page_down"
+    PAGE_UP = "page_up"
+    PREDICT = "predict"
+    FOCUS_LEFT = "focus_left"
+    FOCUS_RIGHT = "focus_right"
+    TOGGLE_INPUT = "toggle_input"
+    INPUT_ON = "input_on"
+    INPUT_OFF = "input_off"
+
+
 @dataclass(frozen=True)
 class KeyBindings:
     """Key bindings: lists of X11 key names (space, Return, Henkan, Page_Down, F7, ...) or single

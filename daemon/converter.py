@@ -11,7 +11,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from datetime import datetime
 from typing import Callable, TypeVar
 
@@ -27,10 +27,21 @@ from daemon.userdata.storage import LineFileStore
 from daemon.userdata.user_dictionary import UserDictionary
 
 
+class CandidateSource(StrEnum):
+    """Where a candidate comes from (shown with `[candidates] show_source`, sent by the Convert method)."""
+
+    LEARNING = "learning"
+    USER = "user"
+    MODEL = "model"
+    DICTIONARY = "dictionary"
+    KANA = "kana"
+    REWRITER = "rewriter"
+
+
 @dataclass(frozen=True)
 class ConversionCandidate:
     text: str
-    source: str  # learning | user | model | dictionary | kana | rewriter
+    source: CandidateSource
     annotation: str = ""
     cost: float | None = None  # the system dictionary's path cost (lower is better), for its candidates
     morphemes: int = 0  # dictionary words on the path, for the system dictionary's candidates
@@ -213,13 +224,14 @@ class Converter:
         suppressed: set[str] = set()
         with self._userdata_lock:
             if self.learning is not None and personal is PersonalData.ALL:
-                merged += [ConversionCandidate(text, "learning") for text in self.learning.ranked(reading)]
+                merged += [ConversionCandidate(text, CandidateSource.LEARNING)
+                           for text in self.learning.ranked(reading)]
             if self.user_dictionary is not None and personal is not PersonalData.NONE:
                 for entry in self.user_dictionary.lookup(reading):
                     if entry.suppresses:
                         suppressed.add(entry.surface)
                     else:
-                        merged.append(ConversionCandidate(entry.surface, "user", entry.comment))
+                        merged.append(ConversionCandidate(entry.surface, CandidateSource.USER, entry.comment))
         model = self._model(reading, context, session) if use_model else []
         if self.language_models is not None:
             dictionary = self._dictionary(reading, max(n, RESCORED_TOP))
@@ -238,8 +250,8 @@ class Converter:
         if weight is not None:
             pool = unique_texts(dictionary[:self.rerank_top] + model)
             scores = self._model_scores(reading, context, session, [c.text for c in pool])
-            floor = self.engine.model_info.get("rerank_floor")
-            merged += rerank(pool, scores, weight, context, floor) if scores else pool
+            info = self.engine.model_info
+            merged += rerank(pool, scores, weight, context, info and info.rerank_floor) if scores else pool
         else:
             merged += model
         merged += dictionary[:n]
@@ -248,9 +260,9 @@ class Converter:
     def _finished(self, merged: list[ConversionCandidate], reading: str, suppressed: set[str],
                   last: list[ConversionCandidate] = ()) -> list[ConversionCandidate]:
         """The merged sources, then kana and rewriters, then `last`, without duplicates or suppressed words."""
-        merged = merged + [ConversionCandidate(reading, "kana", "ひらがな"),
-                           ConversionCandidate(to_katakana(reading), "kana", "カタカナ")]
-        merged += [ConversionCandidate(r.surface, "rewriter", r.annotation)
+        merged = merged + [ConversionCandidate(reading, CandidateSource.KANA, "ひらがな"),
+                           ConversionCandidate(to_katakana(reading), CandidateSource.KANA, "カタカナ")]
+        merged += [ConversionCandidate(r.surface, CandidateSource.REWRITER, r.annotation)
                    for r in rewrite_candidates(reading, now=self.clock())]
         return unique_texts(c for c in merged + list(last) if c.text not in suppressed)
 
@@ -262,11 +274,11 @@ class Converter:
         found: list[ConversionCandidate] = []
         if self.user_dictionary is not None:
             with self._userdata_lock:
-                found += [ConversionCandidate(e.surface, "user", e.reading)
+                found += [ConversionCandidate(e.surface, CandidateSource.USER, e.reading)
                           for e in self.user_dictionary.lookup_prefix(prefix) if not e.suppresses]
         if self.dictionary is not None:
             try:
-                found += [ConversionCandidate(w.surface, "dictionary", w.reading)
+                found += [ConversionCandidate(w.surface, CandidateSource.DICTIONARY, w.reading)
                           for w in self.dictionary.predict(prefix, n)]
             except DictionaryUnavailable:
                 pass
@@ -310,7 +322,7 @@ class Converter:
                                         spellings=words)
         except EngineUnavailable:  # unloaded between the check and the call
             return []
-        return [ConversionCandidate(c.text, "model") for c in found if c.source == "model"]
+        return [ConversionCandidate(c.text, CandidateSource.MODEL) for c in found if c.source == "model"]
 
     def _rescored(self, reading: str, context: str, top: list[ConversionCandidate],
                   session: ConversionSession | None,
@@ -350,14 +362,16 @@ class Converter:
             lattice = self.dictionary.lattice(reading, WORDS_PER_READING)
         except DictionaryUnavailable:
             return []
-        return [ConversionCandidate(path.text, "dictionary", cost=path.cost, morphemes=path.morphemes)
+        return [ConversionCandidate(path.text, CandidateSource.DICTIONARY, cost=path.cost,
+                                    morphemes=path.morphemes)
                 for path in best_paths(lattice, self.language_models.for_reading(reading),
                                        weights_for(reading, context, False), context, LATTICE_PATHS)]
 
     def _rerank_weight(self) -> float | None:
-        if not self.model_ready():
+        info = self.engine.model_info if self.model_ready() else None
+        if info is None:
             return None
-        return self.rerank_weight if self.rerank_weight is not None else self.engine.model_info.get("rerank_weight")
+        return self.rerank_weight if self.rerank_weight is not None else info.rerank_weight
 
     def _model_scores(self, reading: str, context: str, session: ConversionSession | None,
                       texts: list[str]) -> list[float]:
@@ -370,7 +384,7 @@ class Converter:
         if self.dictionary is None:
             return []
         try:
-            return [ConversionCandidate(c.surface, "dictionary", cost=c.cost,
+            return [ConversionCandidate(c.surface, CandidateSource.DICTIONARY, cost=c.cost,
                                         morphemes=sum(len(b.morphemes) for b in c.segments))
                     for c in self.dictionary.convert(reading, n)]
         except DictionaryUnavailable:

@@ -101,7 +101,8 @@ def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
         engine = _loaded_engine(options, mode) if use_model and (options.model or rerank) else None
         weight = options.rerank_weight
         if rerank and weight is None and engine is not None:
-            weight = engine.model_info.get("rerank_weight") or DEFAULT_RERANK_WEIGHT
+            info = engine.model_info
+            weight = (info and info.rerank_weight) or DEFAULT_RERANK_WEIGHT
         converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
                                      model_candidates=options.model_candidates, rerank_weight=weight,
                                      constrain_model=constrained, language_models=_language_models(options))

@@ -192,7 +192,7 @@ class TsuzuriService:
                                                                   personal=PersonalData.NONE))
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None
-        return [[[c.text, c.source, c.annotation] for c in found[:n]]]
+        return [[[c.text, c.source.value, c.annotation] for c in found[:n]]]
 
     async def _get_status(self, msg: Message):
         status = self.engine_status()

@@ -19,8 +19,9 @@ from pathlib import Path
 from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, RomajiTable, RomajiTableError,
                              SymbolStyle, Transliteration, load_rules, romaji_table)
 from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
-from daemon.config import InputSettings, KeyBindings
-from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, Effort, PersonalData, unique_texts
+from daemon.config import Action, InputSettings, KeyBindings
+from daemon.converter import (MAX_READING_CHARS, CandidateSource, ConversionCandidate, Converter, Effort,
+                              PersonalData, unique_texts)
 from daemon.dictionary import TextReader, system_reader
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
@@ -33,9 +34,9 @@ log = logging.getLogger(__name__)
 
 LABELS = "123456789"
 
-def bindings_of(keys: KeyBindings) -> dict[str, tuple[KeySpec, ...]]:
+def bindings_of(keys: KeyBindings) -> dict[Action, tuple[KeySpec, ...]]:
     """action → keys, from the configuration's key bindings (checked there)."""
-    return {f.name: tuple(KeySpec.parse(name) for name in getattr(keys, f.name)) for f in fields(keys)}
+    return {Action(f.name): tuple(KeySpec.parse(name) for name in getattr(keys, f.name)) for f in fields(keys)}
 
 
 def romaji_table_of(settings: InputSettings) -> RomajiTable:
@@ -72,11 +73,11 @@ class SessionSettings:
     live_conversion: bool = False
     context_chars: int = 40
     learning: bool = True
-    bindings: dict[str, tuple[KeySpec, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
+    bindings: dict[Action, tuple[KeySpec, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
     romaji_table: RomajiTable = ROMAJI_TABLE
     show_source: bool = False  # each candidate's source beside its annotation (a debugging aid)
 
-    def actions(self, key: Key) -> list[str]:
+    def actions(self, key: Key) -> list[Action]:
         """Every action bound to `key`: those bound to its exact chord first, then those bound to its name."""
         chords = [action for action, specs in self.bindings.items()
                   if any(spec.is_chord and spec.matches(key) for spec in specs)]
@@ -84,7 +85,7 @@ class SessionSettings:
                  if any(not spec.is_chord and spec.matches(key) for spec in specs)]
         return list(dict.fromkeys(chords + plain))
 
-    def action(self, key: Key) -> str | None:
+    def action(self, key: Key) -> Action | None:
         found = self.actions(key)
         return found[0] if found else None
 
@@ -130,12 +131,12 @@ class InputSession:
             return self._output(request_id, consumed=False)
         actions = self.settings.actions(key)
         if self.composer.mode is InputMode.DIRECT:
-            if "toggle_input" in actions or "input_on" in actions:
+            if Action.TOGGLE_INPUT in actions or Action.INPUT_ON in actions:
                 return self._output(request_id, True, self._toggle_input())
             return self._output(request_id, consumed=False)
-        if "input_off" in actions and self.phase is Phase.EMPTY:
+        if Action.INPUT_OFF in actions and self.phase is Phase.EMPTY:
             return self._output(request_id, True, self._toggle_input())
-        if "reconvert" in actions and self.phase is Phase.EMPTY:
+        if Action.RECONVERT in actions and self.phase is Phase.EMPTY:
             target = self._reconversion_target()
             if target is not None:
                 self._start_reconversion(target)
@@ -195,59 +196,59 @@ class InputSession:
     # -- per-phase key handling: `action` is the key's first bound action; each returns (consumed,
     # text to commit)
 
-    def _key_empty(self, key: Key, action: str | None) -> tuple[bool, str]:
-        if action == "toggle_input":
+    def _key_empty(self, key: Key, action: Action | None) -> tuple[bool, str]:
+        if action is Action.TOGGLE_INPUT:
             return True, self._toggle_input()
-        if action == "convert" and key.name == "space" and not key.shift and not key.control:
+        if action is Action.CONVERT and key.name == "space" and not key.shift and not key.control:
             return True, self._new_composer().space()  # as Mozc does; Shift+Space leaves a plain space
         if key.printable and key.name != " ":
             return self._insert(key.printable), ""
         return False, ""
 
-    def _key_composing(self, key: Key, action: str | None) -> tuple[bool, str]:
+    def _key_composing(self, key: Key, action: Action | None) -> tuple[bool, str]:
         if key.name in FUNCTION_KEYS:
             self._start_conversion([Segment(self.composer.reading(), [ConversionCandidate(
-                self.composer.transliterate(FUNCTION_KEYS[key.name]), "kana")])])
+                self.composer.transliterate(FUNCTION_KEYS[key.name]), CandidateSource.KANA)])])
             return True, ""
-        if action == "convert":
+        if action is Action.CONVERT:
             self._start_conversion(self._whole_reading_segments())
             return True, ""
-        if action == "commit":
+        if action is Action.COMMIT:
             return True, self._commit_all()
-        if action == "cancel":
+        if action is Action.CANCEL:
             return True, self._cancel()
-        if action == "backspace":
+        if action is Action.BACKSPACE:
             self.composer = self.composer.backspace()
             self._after_composer_change()
             return True, ""
-        if action in ("predict", "next_candidate") and not self.private:
+        if action in (Action.PREDICT, Action.NEXT_CANDIDATE) and not self.private:
             return True, self._start_prediction()
-        if action == "toggle_input":
+        if action is Action.TOGGLE_INPUT:
             return True, self._toggle_input()
         if key.printable:
             return self._insert(key.printable), ""
         # Cursor keys and the like would move the application's caret under the preedit: swallow them.
         return not (key.control or key.alt), ""
 
-    def _key_converting(self, key: Key, action: str | None) -> tuple[bool, str]:
+    def _key_converting(self, key: Key, action: Action | None) -> tuple[bool, str]:
         segment = self._focused()
-        if action in ("convert", "next_candidate"):  # the second Space opens the window on candidate 2
+        if action in (Action.CONVERT, Action.NEXT_CANDIDATE):  # the second Space opens the window on candidate 2
             self._move_cursor(1)
             self.window_open = True
-        elif action == "prev_candidate":
+        elif action is Action.PREV_CANDIDATE:
             self._move_cursor(-1)
             self.window_open = True
-        elif action in ("page_down", "page_up"):
-            self._move_cursor(self.settings.page_size * (1 if action == "page_down" else -1))
+        elif action in (Action.PAGE_DOWN, Action.PAGE_UP):
+            self._move_cursor(self.settings.page_size * (1 if action is Action.PAGE_DOWN else -1))
             self.window_open = True
-        elif action == "commit":
+        elif action is Action.COMMIT:
             return True, self._commit_all()
-        elif action == "cancel" and self.reconverted is not None:
+        elif action is Action.CANCEL and self.reconverted is not None:
             return True, self._cancel()
-        elif action in ("cancel", "backspace"):
+        elif action in (Action.CANCEL, Action.BACKSPACE):
             self._back_to_composing()
-        elif action in ("focus_left", "focus_right"):
-            step = -1 if action == "focus_left" else 1
+        elif action in (Action.FOCUS_LEFT, Action.FOCUS_RIGHT):
+            step = -1 if action is Action.FOCUS_LEFT else 1
             if key.shift:
                 self._resize_focused(step)
             else:
@@ -261,7 +262,7 @@ class InputSession:
             if index < len(segment.candidates):
                 segment.index = index
                 return True, self._choose()
-        elif action == "toggle_input":
+        elif action is Action.TOGGLE_INPUT:
             return True, self._toggle_input()
         elif key.printable:  # typing on commits the conversion and starts a new composition
             commit = self._commit_all()
@@ -270,16 +271,16 @@ class InputSession:
             return not (key.control or key.alt), ""
         return True, ""
 
-    def _key_predicting(self, key: Key, action: str | None) -> tuple[bool, str]:
-        if action in ("predict", "next_candidate", "convert"):
+    def _key_predicting(self, key: Key, action: Action | None) -> tuple[bool, str]:
+        if action in (Action.PREDICT, Action.NEXT_CANDIDATE, Action.CONVERT):
             self._move_cursor(1)
-        elif action == "prev_candidate":
+        elif action is Action.PREV_CANDIDATE:
             self._move_cursor(-1)
-        elif action in ("page_down", "page_up"):
-            self._move_cursor(self.settings.page_size * (1 if action == "page_down" else -1))
-        elif action == "commit":
+        elif action in (Action.PAGE_DOWN, Action.PAGE_UP):
+            self._move_cursor(self.settings.page_size * (1 if action is Action.PAGE_DOWN else -1))
+        elif action is Action.COMMIT:
             return True, self._commit_all()
-        elif action in ("cancel", "backspace"):
+        elif action in (Action.CANCEL, Action.BACKSPACE):
             self._back_to_composing()
         elif key.name in LABELS[:self.settings.page_size] and not key.control:
             index = self._page_start() + LABELS.index(key.name)
@@ -317,7 +318,7 @@ class InputSession:
         reading = self.composer.reading()
         candidates = self.converter.candidates(reading, self.context, self.settings.dictionary_candidates,
                                                self.model_session, self.personal_data)
-        return [Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, "kana")])]
+        return [Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, CandidateSource.KANA)])]
 
     def _start_conversion(self, segments: list[Segment]) -> None:
         self.segments = segments
@@ -380,7 +381,7 @@ class InputSession:
 
     def _segment(self, reading: str, first: str) -> Segment:
         """A segment whose first candidate is the dictionary's choice in context."""
-        candidates = [ConversionCandidate(first, "dictionary")] + self.converter.candidates(
+        candidates = [ConversionCandidate(first, CandidateSource.DICTIONARY)] + self.converter.candidates(
             reading, self.context, self.settings.dictionary_candidates, personal=self.personal_data,
             effort=Effort.SEGMENT)
         return Segment(reading, unique_texts(candidates)[:MAX_CANDIDATES])
@@ -412,7 +413,7 @@ class InputSession:
                     Transliteration.KATAKANA: to_fullwidth_katakana(segment.reading),
                     Transliteration.HALFWIDTH_KATAKANA: to_halfwidth_katakana(segment.reading)}.get(form)
         if text is not None:
-            segment.candidates.insert(0, ConversionCandidate(text, "kana"))
+            segment.candidates.insert(0, ConversionCandidate(text, CandidateSource.KANA))
             segment.index = 0
 
     def _move_cursor(self, step: int) -> None:

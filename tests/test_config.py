@@ -265,3 +265,20 @@ def test_a_romaji_table_is_checked_when_the_config_is_read(tmp_path, monkeypatch
     assert config.input.romaji_table == CUSTOM.input.romaji_table
     assert problems == ['input.romaji_table = "~/azik.tsv": not a usable romaji table: line 2: expected '
                         f"input<TAB>output[<TAB>pending], got 'kq かい'; keeping \"{MOZC_TABLE_FILE}\""]
+
+
+def test_every_key_binding_is_an_action_and_every_action_has_a_binding():
+    from dataclasses import fields
+
+    from daemon.config import Action, KeyBindings
+
+    assert [f.name for f in fields(KeyBindings)] == [action.value for action in Action]
+
+
+def test_an_unknown_action_in_the_keys_table_is_reported(tmp_path):
+    from daemon.config import ConfigStore
+
+    path = tmp_path / "config.toml"
+    path.write_text('[keys]\nconvret = ["space"]\n', encoding="utf-8")
+    problems = ConfigStore(path).reload()
+    assert any("convret" in problem for problem in problems), problems

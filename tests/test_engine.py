@@ -30,7 +30,7 @@ def test_loading_reports_states_in_order(model_path):
     assert e.status.state is ModelState.LOADING  # load() returns at once
     thread.join(60)
     assert seen == [ModelState.LOADING, ModelState.READY]
-    assert e.model_info["format"] == "jinen"  # read from the GGUF's own metadata
+    assert e.model_info.format == "jinen"  # read from the GGUF's own metadata
     e.close()
 
 

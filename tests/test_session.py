@@ -6,7 +6,7 @@ from daemon.converter import Converter
 from daemon.dictionary import TextReader, system_dictionary, system_reader
 from daemon.keys import KeySpec, key_from_event, keyval_of
 from daemon.composer import Brackets, Composer, Punctuation, Slash, SpaceWidth
-from daemon.config import InputSettings, TablePath
+from daemon.config import Action, InputSettings, TablePath
 from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
@@ -240,10 +240,10 @@ def test_muhenkan_does_not_drop_a_composition(session):
 
 def test_a_chord_binding_wins_over_a_plain_one(session):
     settings = SessionSettings(bindings={**session.settings.bindings,
-                                         "commit": (KeySpec.parse("Return"), KeySpec.parse("ctrl+m"))})
+                                         Action.COMMIT: (KeySpec.parse("Return"), KeySpec.parse("ctrl+m"))})
     key = key_from_event(keyval_of("m"), CONTROL_MASK)
-    assert settings.actions(key) == ["commit"]
-    assert settings.action(key_from_event(keyval_of("space"), CONTROL_MASK)) == "toggle_input"
+    assert settings.actions(key) == [Action.COMMIT]
+    assert settings.action(key_from_event(keyval_of("space"), CONTROL_MASK)) is Action.TOGGLE_INPUT
     assert settings.action(key_from_event(keyval_of("space"), 0)) == "convert"
     with pytest.raises(ValueError, match="unknown modifier"):
         KeySpec.parse("hyper+space")
@@ -354,7 +354,7 @@ def test_henkan_still_converts_while_composing(session):
 
 
 def test_the_reconversion_key_is_configurable(tmp_path):
-    settings = SessionSettings(bindings={**SessionSettings().bindings, "reconvert": (KeySpec.parse("ctrl+r"),)})
+    settings = SessionSettings(bindings={**SessionSettings().bindings, Action.RECONVERT: (KeySpec.parse("ctrl+r"),)})
     system_reader().load()
     session = InputSession(Converter(dictionary=system_dictionary()), settings)
     session.set_surrounding_text(SurroundingText("天気", 2, 0))

@@ -171,7 +171,7 @@ def test_pipeline_trains_exports_and_the_engine_converts(tiny_corpus, tmp_path):
     try:
         engine.load(out / "model.gguf")
         assert engine.wait(30).state is ModelState.READY
-        assert engine.model_info["format"] == "jinen"
+        assert engine.model_info.format == "jinen"
         assert engine.convert("ニンショウトハ", "文法の用語で") != []
     finally:
         engine.close()

@@ -102,6 +102,19 @@ class _LoadedModel:
         return prompt_tokens(self.model, built)
 
 
+@dataclass(frozen=True)
+class ModelInfo:
+    """The loaded model: its registry name, prompt format, size and file, and the rerank settings it was
+    tuned with (None where its registry entry has none)."""
+
+    name: str
+    format: str
+    params: int
+    path: Path
+    rerank_weight: float | None
+    rerank_floor: float | None
+
+
 class Engine:
     """Owns the model. All llama.cpp work is serialised by one lock: contexts share the CPU anyway."""
 
@@ -197,13 +210,13 @@ class Engine:
         return self._status
 
     @property
-    def model_info(self) -> dict:
+    def model_info(self) -> ModelInfo | None:
+        """What the loaded model is, or None while none is."""
         loaded = self._loaded
         if loaded is None:
-            return {}
-        return {"name": loaded.entry.name, "format": loaded.entry.format, "params": loaded.model.n_params,
-                "path": str(loaded.model.path), "rerank_weight": loaded.entry.rerank_weight,
-                "rerank_floor": loaded.entry.rerank_floor}
+            return None
+        return ModelInfo(loaded.entry.name, loaded.entry.format, loaded.model.n_params, loaded.model.path,
+                         loaded.entry.rerank_weight, loaded.entry.rerank_floor)
 
     def configure(self, n_threads: int, beam_width: int) -> None:
         """Another thread count or beam width from now on. Decoders made for other threads are closed; their

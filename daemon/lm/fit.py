@@ -68,9 +68,9 @@ def collect_items(suite: Path, limit: int | None, lms: LanguageModels) -> list[I
 def item_features(item: ItemCandidates, lms: LanguageModels | None,
                   model_scores: list[float] | None) -> list[Features]:
     """The features the converter computes for the same candidates."""
-    from daemon.converter import ConversionCandidate, candidate_features
+    from daemon.converter import CandidateSource, ConversionCandidate, candidate_features
 
-    candidates = [ConversionCandidate(text, "dictionary", cost=cost, morphemes=morphemes)
+    candidates = [ConversionCandidate(text, CandidateSource.DICTIONARY, cost=cost, morphemes=morphemes)
                   for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)]
     lm_scores = (lms.for_reading(item.reading).score(item.texts, item.context) if lms is not None
                  else [0.0] * len(item.texts))
