@@ -32,7 +32,7 @@ from daemon.dictionary import DictionaryUnavailable, system_dictionary
 from daemon.kana import to_katakana
 
 # (katakana reading, left context, n) -> up to n candidates, best first.
-Converter = Callable[[str, str, int], list[str]]
+ConvertFunction = Callable[[str, str, int], list[str]]  # (reading, context, n) → texts, best first
 _MOZC_EXPECTED = "Conversion Expected"  # rank 0: the top-1 conversion must equal `argument`
 _PROGRESS_STEPS = 10
 DEFAULT_RERANK_WEIGHT = 0.005
@@ -65,14 +65,14 @@ def _loaded_engine(options: argparse.Namespace, mode: str):
     return engine
 
 
-def _dictionary_converter(options: argparse.Namespace) -> Converter:
+def _dictionary_converter(options: argparse.Namespace) -> ConvertFunction:
     dictionary = _loaded_dictionary()
     return lambda reading, context, n: [candidate.surface for candidate in dictionary.convert(reading, n)]
 
 
 def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: bool = False,
-                     constrained: bool = False) -> Callable[[argparse.Namespace], Converter]:
-    def factory(options: argparse.Namespace) -> Converter:
+                     constrained: bool = False) -> Callable[[argparse.Namespace], ConvertFunction]:
+    def factory(options: argparse.Namespace) -> ConvertFunction:
         from daemon.converter import spellings
 
         engine = _loaded_engine(options, mode)
@@ -89,12 +89,12 @@ def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: b
 
 
 def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
-                       use_model: bool = True) -> Callable[[argparse.Namespace], Converter]:
+                       use_model: bool = True) -> Callable[[argparse.Namespace], ConvertFunction]:
     """Every source merged, as the daemon shows them (no learning or user dictionary: they are
     personal); with `rerank`, the model rescores the dictionary's top candidates; without
     `use_model`, as the daemon serves when no model loads."""
-    def factory(options: argparse.Namespace) -> Converter:
-        from daemon.converter import Converter as MergingConverter
+    def factory(options: argparse.Namespace) -> ConvertFunction:
+        from daemon.converter import Converter
 
         if use_model and not options.model and mode == "auto" and default_model_present():
             options.model = "default"  # what the daemon runs when its configuration names no other
@@ -103,9 +103,9 @@ def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
         if rerank and weight is None and engine is not None:
             info = engine.model_info
             weight = (info and info.rerank_weight) or DEFAULT_RERANK_WEIGHT
-        converter = MergingConverter(dictionary=_loaded_dictionary(), engine=engine,
-                                     model_candidates=options.model_candidates, rerank_weight=weight,
-                                     constrain_model=constrained, language_models=_language_models(options))
+        converter = Converter(dictionary=_loaded_dictionary(), engine=engine,
+                              model_candidates=options.model_candidates, rerank_weight=weight,
+                              constrain_model=constrained, language_models=_language_models(options))
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
     return factory
@@ -138,7 +138,7 @@ def default_model_present() -> bool:
 
 
 # Mode -> converter factory: the one registration point for conversion strategies.
-CONVERTERS: dict[str, Callable[[argparse.Namespace], Converter]] = {
+CONVERTERS: dict[str, Callable[[argparse.Namespace], ConvertFunction]] = {
     "dictionary": _dictionary_converter,
     "greedy": _model_converter(lambda n: 1, "greedy"),
     # The same results as greedy; the dictionary's best path drafts what the model then verifies.
@@ -225,7 +225,7 @@ def _nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def evaluate_item(item: EvalItem, converter: Converter, n: int) -> ItemResult:
+def evaluate_item(item: EvalItem, converter: ConvertFunction, n: int) -> ItemResult:
     started = time.perf_counter()
     candidates = converter(item.reading, item.context, n)[:n]
     seconds = time.perf_counter() - started
@@ -257,7 +257,7 @@ def summarise(results: Sequence[ItemResult], n: int, mode: str) -> dict:
     }
 
 
-def evaluate_items(items: Sequence[EvalItem], converter: Converter, n: int, label: str = "") -> list[ItemResult]:
+def evaluate_items(items: Sequence[EvalItem], converter: ConvertFunction, n: int, label: str = "") -> list[ItemResult]:
     """Every item's result, with progress on stderr (prefixed with `label`, the set's name in a suite)."""
     prefix = f"tsuzuri-eval: {label} " if label else "tsuzuri-eval: "
     results: list[ItemResult] = []

@@ -172,10 +172,6 @@ class Application:
     async def type(self, *keys: str) -> list[bool]:
         return [await self.press(key) for key in keys]
 
-    async def settle(self) -> None:
-        """Waits for signals sent after a reply (fcitx batches the panel's updates)."""
-        await asyncio.sleep(0.1)
-
     async def until(self, drawn) -> bool:
         """Whether `drawn()` holds within a few seconds: a first conversion loads the dictionary and
         answers after the key's timeout, and the addon draws that late answer when it comes."""
@@ -241,7 +237,7 @@ async def test_the_candidate_window_pages_and_takes_clicks_through_the_daemon(fc
         await app.type(*"kyou", "space")
         assert await app.until(lambda: app.last("preedit")[1] == "今日")
         await app.type("space")  # the second conversion key opens the window
-        await app.settle()
+        assert await app.until(lambda: any(event[0] == "candidates" and event[2] == 1 for event in app.events))
         _, candidates, index, _, _ = app.last("candidates")
         assert len(candidates) > 1 and index == 1
         assert app.last("aux")[1].startswith("きょう")
@@ -257,8 +253,7 @@ async def test_the_addon_survives_a_daemon_restart_and_keeps_the_composition(fci
         first.kill()
         first.wait(10)
     assert await app.type("h") == [False]  # no daemon: the key reaches the application
-    await app.settle()
-    assert app.last("preedit")[1] == ""
+    assert await app.until(lambda: app.last("preedit")[1] == "")
     with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
         assert await app.type("h", "a") == [True, True]
         assert app.last("preedit")[1] == "きょうは"  # the unfinished typing was replayed
@@ -340,8 +335,7 @@ async def test_moving_focus_commits_the_composition_exactly_once(fcitx_bus, app,
         await app.type(*"toukyou", "space")
         assert await app.until(lambda: app.last("preedit")[1] == "東京")
         await app.call("FocusOut")  # fcitx commits the preedit the application shows; the addon must not
-        await app.settle()
-        assert app.commits() == ["東京"]
+        assert await app.until(lambda: app.commits() == ["東京"])
         await app.call("FocusIn")
         await app.type(*"kyouto", "space", "Return")
         assert await app.until(lambda: app.commits() == ["東京", "京都"])
@@ -351,8 +345,12 @@ async def test_switching_to_another_input_method_commits_the_composition(fcitx_b
     with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
         await app.type(*"kyouha")
         await call(app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetCurrentIM", "s", ["keyboard-us"])
-        await app.settle()
-        assert app.commits() == ["きょうは"]
+        assert await app.until(lambda: app.commits() == ["きょうは"])
+        # Once: the next commit follows it directly.
+        await call(app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetCurrentIM", "s", ["tsuzuri"])
+        await app.type("a", "Return")
+        assert await app.until(lambda: len(app.commits()) > 1)
+        assert app.commits() == ["きょうは", "あ"]
 
 
 async def test_no_key_is_lost_while_the_bus_restarts_a_killed_daemon(fcitx_bus, fcitx_root, app, tmp_path):
@@ -411,5 +409,4 @@ async def test_a_composition_left_behind_by_a_dead_daemon_stays_in_its_field(fci
 
 async def test_a_missing_daemon_is_announced_and_keys_reach_the_application(fcitx_bus, app):
     assert await app.type("k") == [False]  # no daemon on the bus, nor one to activate
-    await app.settle()
-    assert "tsuzuri-daemon" in app.last("aux")[1]
+    assert await app.until(lambda: any(event[0] == "aux" and "tsuzuri-daemon" in event[1] for event in app.events))
