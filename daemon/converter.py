@@ -13,9 +13,9 @@ import unicodedata
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from datetime import datetime
-from typing import Callable, TypeVar
+from typing import Callable, Protocol, Sequence, TypeVar
 
-from daemon.dictionary import DictionaryUnavailable, SystemDictionary
+from daemon.dictionary import DictionaryUnavailable, SystemDictionary, TextReader, system_reader
 from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelState
 from daemon.kana import to_hiragana, to_katakana
 from daemon.lm import (Features, LanguageModels, floored_model_scores, likely_and_unlikely,
@@ -174,6 +174,25 @@ def spellings(dictionary: SystemDictionary | None, reading: str) -> list[tuple[i
     return words
 
 
+class Conversion(Protocol):
+    """What an input session asks of conversion (as Mozc's session converter interface): the real Converter
+    below, or an in-memory fake in the state machine's tests."""
+
+    def candidates(self, reading: str, context: str = "", n: int = 10, session: ConversionSession | None = None,
+                   personal: PersonalData = PersonalData.ALL,
+                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]: ...
+
+    def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]: ...
+
+    def predictions(self, prefix: str, n: int = 9) -> list[ConversionCandidate]: ...
+
+    def learn(self, choices: list[tuple[str, str]]) -> None: ...
+
+    def model_session(self) -> ConversionSession | None: ...
+
+    def text_reader(self) -> TextReader | None: ...
+
+
 Store = TypeVar("Store", bound=LineFileStore)
 T = TypeVar("T")
 
@@ -265,6 +284,25 @@ class Converter:
         merged += [ConversionCandidate(r.surface, CandidateSource.REWRITER, r.annotation)
                    for r in rewrite_candidates(reading, now=self.clock())]
         return unique_texts(c for c in merged + list(last) if c.text not in suppressed)
+
+    def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]:
+        """The reading cut into bunsetsu, each as (reading, its conversion in context): the spans ending at
+        `boundaries` (increasing end offsets) are fixed, the rest is cut by the dictionary. None without one."""
+        if self.dictionary is None:
+            return []
+        try:
+            segments = self.dictionary.convert_segments(reading, boundaries, 1)
+        except DictionaryUnavailable:
+            return []
+        return [(segment.reading, segment.candidates[0].surface) for segment in segments]
+
+    def model_session(self) -> ConversionSession | None:
+        """A session of the neural model (its own KV state), if there is a model."""
+        return self.engine.session() if self.engine is not None else None
+
+    def text_reader(self) -> TextReader | None:
+        """Readings of written text, for reconversion: the system dictionary read backwards."""
+        return system_reader() if self.dictionary is not None else None
 
     def predictions(self, prefix: str, n: int = 9) -> list[ConversionCandidate]:
         """Words whose reading starts with `prefix`: the user's own first, then the system dictionary's."""

@@ -20,9 +20,9 @@ from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, Roma
                              SymbolStyle, Transliteration, load_rules, romaji_table)
 from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import Action, InputSettings, KeyBindings
-from daemon.converter import (MAX_READING_CHARS, CandidateSource, ConversionCandidate, Converter, Effort,
+from daemon.converter import (MAX_READING_CHARS, CandidateSource, Conversion, ConversionCandidate, Effort,
                               PersonalData, unique_texts)
-from daemon.dictionary import TextReader, system_reader
+from daemon.dictionary import TextReader
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
 from daemon.reconversion import ReconversionTarget, reconversion_target
@@ -102,11 +102,11 @@ class Segment:
 
 
 class InputSession:
-    def __init__(self, converter: Converter, settings: SessionSettings | None = None,
+    def __init__(self, converter: Conversion, settings: SessionSettings | None = None,
                  reader: TextReader | None = None):
         self.converter = converter
-        # Readings of written text, for reconversion: over the system dictionary unless given.
-        self.reader = reader or (system_reader() if converter.dictionary is not None else None)
+        # Readings of written text, for reconversion: the converter's unless given.
+        self.reader = reader or converter.text_reader()
         self.settings = settings or SessionSettings()
         self.composer = Composer(table=self.settings.romaji_table)
         self.phase = Phase.EMPTY
@@ -117,7 +117,7 @@ class InputSession:
         self.committed = ""  # recent commits of this session: left context when the app sends none
         self.surrounding: SurroundingText | None = None  # the field's text around the cursor, as last reported
         self.reconverted: str | None = None  # while a reconversion is in progress, the text it deleted
-        self.model_session = converter.engine.session() if converter.engine is not None else None
+        self.model_session = converter.model_session()
         self.live_text: str | None = None  # live conversion of the current composition
         # Text typed while the field was secret stays secret until it is committed or dropped, even if the
         # field's purpose changes meanwhile (IBus re-sends FocusIn on a content-type change).
@@ -371,12 +371,11 @@ class InputSession:
 
     def _split_whole(self) -> None:
         """Segment operations on a whole-sentence conversion first cut it into dictionary bunsetsu."""
-        if len(self.segments) != 1 or self.converter.dictionary is None:
+        if len(self.segments) != 1:
             return
-        reading = self.segments[0].reading
-        split = self.converter.dictionary.segments(reading, self.settings.dictionary_candidates)
+        split = self.converter.bunsetsu(self.segments[0].reading)
         if len(split) > 1:
-            self.segments = [self._segment(s.reading, s.candidates[0].surface) for s in split]
+            self.segments = [self._segment(reading, first) for reading, first in split]
             self.focus = 0
 
     def _segment(self, reading: str, first: str) -> Segment:
@@ -389,9 +388,6 @@ class InputSession:
     def _resize_focused(self, step: int) -> None:
         """Shift+Left/Right: the focused segment loses or gains one character; what follows re-converts."""
         self._split_whole()
-        dictionary = self.converter.dictionary
-        if dictionary is None:
-            return
         reading = "".join(s.reading for s in self.segments)
         start = sum(len(s.reading) for s in self.segments[:self.focus])
         end = start + len(self.segments[self.focus].reading) + step
@@ -399,9 +395,10 @@ class InputSession:
             return
         kept = self.segments[:self.focus]
         boundaries = [sum(len(s.reading) for s in kept[:i + 1]) for i in range(len(kept))] + [end]
-        converted = dictionary.convert_segments(reading, boundaries, self.settings.dictionary_candidates)
-        self.segments = kept + [self._segment(s.reading, s.candidates[0].surface)
-                                for s in converted[len(kept):]]
+        converted = self.converter.bunsetsu(reading, boundaries)
+        if not converted:
+            return
+        self.segments = kept + [self._segment(span, first) for span, first in converted[len(kept):]]
         self.window_open = False
 
     def _transliterate_focused(self, form: Transliteration) -> None:

@@ -96,11 +96,16 @@ def test_typing_a_sentence(desktop):
     desktop.window.wait_for_text("entry", "今日はいい天気ですね")
 
 
+def converted(window: Window, romaji: str, shown: str) -> None:
+    """`romaji` typed into the focused entry and converted: `shown` in its preedit."""
+    window.type(romaji)
+    window.keys("space")
+    window.wait_for_preedit("entry", shown)
+
+
 def test_focus_moving_to_another_widget_commits_once_into_the_one_it_left(desktop):
     window = desktop.window
-    window.type("toukyou")
-    window.keys("space")
-    window.wait_for_preedit("entry", "東京")
+    converted(window, "toukyou", "東京")
     window.click("textview")
     window.wait_for_text("entry", "東京")
     if desktop.framework == "fcitx5":
@@ -116,9 +121,7 @@ def test_a_click_inside_the_field_loses_nothing_and_typing_goes_on_at_the_click(
     window.type("kyouha")
     window.keys("Return")
     window.wait_for_text("entry", "きょうは")
-    window.type("toukyou")
-    window.keys("space")
-    window.wait_for_preedit("entry", "東京")
+    converted(window, "toukyou", "東京")
     window.click("entry", "start")
     if desktop.framework == "ibus":
         # IBus's GTK module commits the preedit itself on a click (PreeditFocusMode.COMMIT) before the cursor

@@ -10,6 +10,7 @@ from daemon.config import Action, InputSettings, TablePath
 from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
+from tests.session_keys import press, type_text
 from ime_protocol import (CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, CandidateItem, InputPurpose, SegmentStyle,
                           SurroundingDeletion, SurroundingText)
 
@@ -25,17 +26,6 @@ def session(tmp_path, learning):
                           learning=learning)
     system_reader().load()  # as the daemon's warm-up does: reconversion needs the reading index
     return InputSession(converter)
-
-
-def press(session, *names, modifiers=0):
-    out = None
-    for name in names:
-        out = session.handle_key(keyval_of(name), modifiers)
-    return out
-
-
-def type_text(session, text):
-    return press(session, *text)
 
 
 def test_typing_composes_and_shows_pending_romaji(session):

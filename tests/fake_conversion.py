@@ -1,0 +1,55 @@
+"""An in-memory conversion for the session's state-machine tests (the Conversion interface of
+daemon/converter.py): a table of readings and their candidates; a reading is cut into bunsetsu as `cuts`
+says, else by the longest readings of the table."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from daemon.converter import CandidateSource, ConversionCandidate, Effort, PersonalData
+from daemon.kana import to_katakana
+
+
+class FakeConversion:
+    def __init__(self, words: dict[str, list[str]], cuts: dict[str, list[str]] | None = None):
+        self.words = words
+        self.cuts = cuts or {}
+        self.learned: list[list[tuple[str, str]]] = []
+        self.asked: list[tuple[str, Effort]] = []  # (reading, effort) of every candidates() call
+
+    def candidates(self, reading: str, context: str = "", n: int = 10, session=None,
+                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE):
+        self.asked.append((reading, effort))
+        words = self.words.get(reading, [])[:n]
+        found = [ConversionCandidate(text, CandidateSource.DICTIONARY) for text in words]
+        return found + [ConversionCandidate(kana, CandidateSource.KANA) for kana in (reading, to_katakana(reading))
+                        if kana not in words]
+
+    def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]:
+        spans, start = [], 0
+        for end in boundaries:
+            spans.append(reading[start:end])
+            start = end
+        if reading[start:] in self.cuts:
+            return self._first([*spans, *self.cuts[reading[start:]]])
+        while start < len(reading):  # the longest known reading at each point, else one character
+            end = next((e for e in range(len(reading), start, -1) if reading[start:e] in self.words), start + 1)
+            spans.append(reading[start:end])
+            start = end
+        return self._first(spans)
+
+    def _first(self, spans: list[str]) -> list[tuple[str, str]]:
+        return [(span, (self.words.get(span) or [span])[0]) for span in spans]
+
+    def predictions(self, prefix: str, n: int = 9):
+        return [ConversionCandidate(texts[0], CandidateSource.DICTIONARY, reading)
+                for reading, texts in self.words.items() if reading.startswith(prefix) and reading != prefix][:n]
+
+    def learn(self, choices: list[tuple[str, str]]) -> None:
+        self.learned.append(choices)
+
+    def model_session(self):
+        return None
+
+    def text_reader(self):
+        return None

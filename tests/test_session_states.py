@@ -1,0 +1,87 @@
+"""The session's state machine on an in-memory conversion (tests/fake_conversion.py): phases, segments,
+resizing, the candidate window and learning, without the dictionary. tests/test_session.py drives the same
+machine with the real dictionary as a regression layer."""
+
+import pytest
+
+from daemon.converter import Effort
+from daemon.session import InputSession, Phase
+from ime_protocol import SHIFT_MASK, SegmentStyle
+from tests.fake_conversion import FakeConversion
+from tests.session_keys import press
+
+WORDS = {"きょう": ["今日", "京"], "は": ["は", "葉"], "いい": ["良い", "いい"], "てんき": ["天気", "転機"],
+         "きょうは": ["今日は"], "きょうはいいてんき": ["今日は良い天気", "今日はいい天気"], "てん": ["点"], "き": ["木"]}
+
+
+@pytest.fixture
+def conversion():
+    return FakeConversion(WORDS, cuts={"きょうはいいてんき": ["きょうは", "いい", "てんき"]})
+
+
+@pytest.fixture
+def session(conversion):
+    return InputSession(conversion)
+
+
+def test_space_shows_the_first_candidate_and_return_commits_and_learns_it(session, conversion):
+    press(session, *"kyouhaiitenki")
+    assert session.phase is Phase.COMPOSING
+    out = press(session, "space")
+    assert out.preedit.text == "今日は良い天気" and session.phase is Phase.CONVERTING
+    assert conversion.asked[-1] == ("きょうはいいてんき", Effort.SENTENCE)
+    out = press(session, "Return")
+    assert out.commit == "今日は良い天気" and session.phase is Phase.EMPTY
+    assert conversion.learned == [[("きょうはいいてんき", "今日は良い天気")]]
+
+
+def test_the_second_space_opens_the_window_on_the_next_candidate_and_a_digit_chooses(session, conversion):
+    press(session, *"kyou", "space")
+    out = press(session, "space")
+    assert out.candidates is not None and out.candidates.cursor == 1 and out.preedit.text == "京"
+    out = press(session, "1")
+    assert out.commit == "今日" and conversion.learned == [[("きょう", "今日")]]
+
+
+def test_segments_come_from_the_conversions_cut_and_resizing_re_cuts_the_rest(session, conversion):
+    press(session, *"kyouhaiitenki", "space")
+    out = press(session, "Right")  # a segment operation cuts the whole conversion into bunsetsu
+    assert [s.reading for s in session.segments] == ["きょうは", "いい", "てんき"]
+    assert [s.style for s in out.preedit.segments] == [SegmentStyle.UNDERLINE, SegmentStyle.HIGHLIGHT,
+                                                       SegmentStyle.UNDERLINE]
+    press(session, "Right")
+    out = press(session, "Left", modifiers=SHIFT_MASK)  # てんき → てん; き follows on its own
+    assert [s.reading for s in session.segments] == ["きょうは", "いい", "てん", "き"]
+    assert out.preedit.text == "今日は良い点木"
+    assert conversion.asked[-1] == ("き", Effort.SEGMENT)
+    out = press(session, "Return")
+    assert out.commit == "今日は良い点木"
+    assert conversion.learned == [[("きょうは", "今日は"), ("いい", "良い"), ("てん", "点"), ("き", "木")]]
+
+
+def test_escape_goes_back_to_the_reading_and_again_clears_it(session):
+    press(session, *"tenki", "space")
+    out = press(session, "Escape")
+    assert out.preedit.text == "てんき" and session.phase is Phase.COMPOSING
+    out = press(session, "Escape")
+    assert out.preedit.text == "" and session.phase is Phase.EMPTY
+
+
+def test_tab_predicts_from_the_reading(session):
+    press(session, *"kyou")
+    out = press(session, "Tab")
+    assert session.phase is Phase.PREDICTING
+    assert [item.text for item in out.candidates.items] == ["今日は", "今日は良い天気"]
+
+
+def test_the_converter_and_the_fake_offer_the_interface_the_session_uses():
+    import inspect
+
+    from daemon.converter import Conversion, Converter
+
+    methods = [name for name, value in vars(Conversion).items() if not name.startswith("_") and callable(value)]
+    assert len(methods) == 6
+    for name in methods:
+        wanted = list(inspect.signature(getattr(Conversion, name)).parameters)
+        assert list(inspect.signature(getattr(Converter, name)).parameters) == wanted, name
+        assert list(inspect.signature(getattr(FakeConversion, name)).parameters) == wanted, name
