@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from daemon.engine.gguf_model import base_characters
+from training.gguf_writer import base_characters
 from daemon.kana import is_kana, to_katakana
 
 MIN_READING, MAX_READING = 5, 40  # kana per input, as in the dev set

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from daemon.engine.gguf_model import ModelShape
+from training.gguf_writer import ModelShape
 
 IGNORE = -100  # label of positions without loss (prompt, padding)
 

@@ -6,7 +6,7 @@ per known character, `▁` for a space, and the UTF-8 bytes (<0xXX> tokens) of a
 
 from __future__ import annotations
 
-from daemon.engine.gguf_model import EOS, SPACE_PIECE, Vocab
+from training.gguf_writer import EOS, SPACE_PIECE, Vocab
 from daemon.engine.prompts import Prompt, build_prompt
 
 PROMPT_FORMAT = "jinen"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from daemon.engine.gguf_model import build_vocab, write_gguf
+from training.gguf_writer import build_vocab, write_gguf
 from training.data import CHARS_FILE, MANIFEST_FILE, PAIRS_FILE, Pair, prepare, read_characters, read_pairs, \
     sha256_file
 from training.model import CONFIGS, LlamaLM, batch_tensors
