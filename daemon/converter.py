@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Callable, Protocol, Sequence, TypeVar
 
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary, TextReader, system_reader
-from daemon.engine import ConversionSession, Engine, EngineUnavailable, ModelState
+from daemon.engine import Engine, EngineUnavailable, ModelSession, ModelState
 from daemon.kana import to_hiragana, to_katakana
 from daemon.lm import (Features, LanguageModels, floored_model_scores, likely_and_unlikely,
                        model_can_change_the_choice, model_has_a_say, weights_for)
@@ -178,7 +178,7 @@ class Conversion(Protocol):
     """What an input session asks of conversion (as Mozc's session converter interface): the real Converter
     below, or an in-memory fake in the state machine's tests."""
 
-    def candidates(self, reading: str, context: str = "", n: int = 10, session: ConversionSession | None = None,
+    def candidates(self, reading: str, context: str = "", n: int = 10, session: ModelSession | None = None,
                    personal: PersonalData = PersonalData.ALL,
                    effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]: ...
 
@@ -188,7 +188,7 @@ class Conversion(Protocol):
 
     def learn(self, choices: list[tuple[str, str]]) -> None: ...
 
-    def model_session(self) -> ConversionSession | None: ...
+    def model_session(self) -> ModelSession | None: ...
 
     def text_reader(self) -> TextReader | None: ...
 
@@ -230,7 +230,7 @@ class Converter:
         return self.engine is not None and self.engine.status.state is ModelState.READY
 
     def candidates(self, reading: str, context: str = "", n: int = 10,
-                   session: ConversionSession | None = None, personal: PersonalData = PersonalData.ALL,
+                   session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL,
                    effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]:
         """Candidates for a kana reading, best first. `personal` says which of the user's data may be
         read; `effort` says which sources are worth their time.
@@ -296,7 +296,7 @@ class Converter:
             return []
         return [(segment.reading, segment.candidates[0].surface) for segment in segments]
 
-    def model_session(self) -> ConversionSession | None:
+    def model_session(self) -> ModelSession | None:
         """A session of the neural model (its own KV state), if there is a model."""
         return self.engine.session() if self.engine is not None else None
 
@@ -351,7 +351,7 @@ class Converter:
             store.save()
         return result
 
-    def _model(self, reading: str, context: str, session: ConversionSession | None) -> list[ConversionCandidate]:
+    def _model(self, reading: str, context: str, session: ModelSession | None) -> list[ConversionCandidate]:
         if not self.model_ready() or self.model_candidates < 1:
             return []
         try:
@@ -363,7 +363,7 @@ class Converter:
         return [ConversionCandidate(c.text, CandidateSource.MODEL) for c in found if c.source == "model"]
 
     def _rescored(self, reading: str, context: str, top: list[ConversionCandidate],
-                  session: ConversionSession | None,
+                  session: ModelSession | None,
                   use_model: bool) -> tuple[list[ConversionCandidate], list[ConversionCandidate]]:
         """`top` best first, cut into the likely candidates and the unlikely ones (rescoring.likely_and_unlikely)."""
         texts = [c.text for c in top]
@@ -411,7 +411,7 @@ class Converter:
             return None
         return self.rerank_weight if self.rerank_weight is not None else info.rerank_weight
 
-    def _model_scores(self, reading: str, context: str, session: ConversionSession | None,
+    def _model_scores(self, reading: str, context: str, session: ModelSession | None,
                       texts: list[str]) -> list[float]:
         try:
             return self.engine.score(to_katakana(reading), context, texts, session)

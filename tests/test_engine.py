@@ -215,19 +215,19 @@ def test_a_reading_that_loses_characters_to_cleaning_converts_unconstrained(engi
 
 
 def test_the_beam_is_as_wide_as_configured_and_threads_change_on_the_fly(model_path, monkeypatch):
-    from daemon.engine import ConversionSession
+    from daemon.engine import ModelSession
 
     e = Engine(n_threads=2, beam_width=6)
     e.load(model_path)
     assert e.wait(60).state is ModelState.READY
     widths = []
-    real_search = ConversionSession._search
+    real_search = ModelSession._search
 
     def search(self, loaded, decoder, reading, context, width, *rest):
         widths.append(width)
         return real_search(self, loaded, decoder, reading, context, width, *rest)
 
-    monkeypatch.setattr(ConversionSession, "_search", search)
+    monkeypatch.setattr(ModelSession, "_search", search)
     session = e.session()
     assert len([c for c in session.convert("かいとう", "", 2) if c.source == "model"]) <= 2
     assert len([c for c in session.convert("かいとう", "", 1) if c.source == "model"]) == 1

@@ -3,7 +3,7 @@
 from functools import cache
 
 from daemon.dictionary.bunsetsu import split_bunsetsu
-from daemon.dictionary.candidates import Bunsetsu, Candidate, Lattice, Morpheme, Segment
+from daemon.dictionary.candidates import Bunsetsu, DictionaryCandidate, Lattice, Morpheme, Segment
 from daemon.dictionary.lexicon import Word
 from daemon.dictionary.readings import TextReader
 from daemon.dictionary.system import DictionaryUnavailable, SystemDictionary
@@ -21,5 +21,5 @@ def system_reader() -> TextReader:
     return TextReader()
 
 
-__all__ = ["Bunsetsu", "Candidate", "DictionaryUnavailable", "Lattice", "Morpheme", "Segment", "SystemDictionary",
-           "TextReader", "Word", "split_bunsetsu", "system_dictionary", "system_reader"]
+__all__ = ["Bunsetsu", "DictionaryCandidate", "DictionaryUnavailable", "Lattice", "Morpheme", "Segment",
+           "SystemDictionary", "TextReader", "Word", "split_bunsetsu", "system_dictionary", "system_reader"]

@@ -35,7 +35,7 @@ class Bunsetsu:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class DictionaryCandidate:
     """One conversion of a reading; lower cost is better (MeCab path cost: word plus connection costs)."""
 
     surface: str
@@ -48,7 +48,7 @@ class Segment:
     """A span of the reading that converts on its own, with its candidates, best first."""
 
     reading: str
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[DictionaryCandidate, ...]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import MeCab
 import numpy as np
 
 from daemon.dictionary.bunsetsu import split_bunsetsu
-from daemon.dictionary.candidates import Bunsetsu, Candidate, Lattice, Morpheme, Segment
+from daemon.dictionary.candidates import Bunsetsu, DictionaryCandidate, Lattice, Morpheme, Segment
 from daemon.dictionary.lexicon import Lexicon, Word
 from daemon.kana import to_hiragana, to_katakana
 
@@ -85,14 +85,14 @@ class SystemDictionary:
         """Open the dictionary now rather than on the first query."""
         self._files()
 
-    def convert(self, reading: str, n: int = 5) -> list[Candidate]:
+    def convert(self, reading: str, n: int = 5) -> list[DictionaryCandidate]:
         """Up to n conversions of the whole reading with distinct surfaces, cheapest first."""
         reading = to_hiragana(reading)
         if not reading or n < 1:
             return []
         files = self._files()
         key = _dictionary_key(reading)
-        candidates: list[Candidate] = []
+        candidates: list[DictionaryCandidate] = []
         seen: set[str] = set()
         with self._query_lock:
             for lines in self._paths(files, key, n * PATHS_PER_CANDIDATE):
@@ -102,7 +102,7 @@ class SystemDictionary:
                     continue
                 seen.add(joined)
                 path = _as_typed([_morpheme(*word) for word in zip(surfaces, details)], reading)
-                candidates.append(Candidate("".join(m.surface for m in path), self._path_cost(files, path),
+                candidates.append(DictionaryCandidate("".join(m.surface for m in path), self._path_cost(files, path),
                                             split_bunsetsu(path)))
                 if len(candidates) == n:
                     break
@@ -166,7 +166,7 @@ class SystemDictionary:
             words_from.append(tuple(words))
         return Lattice(reading, tuple(words_from), files.connection)
 
-    def _segment(self, reading: str, n: int, first: Candidate | None = None) -> Segment:
+    def _segment(self, reading: str, n: int, first: DictionaryCandidate | None = None) -> Segment:
         """A segment's candidates: `first` (its conversion in context), then its own N-best, then its
         hiragana and katakana forms where those are missing, ranked after every dictionary candidate."""
         candidates = [] if first is None else [first]
@@ -174,13 +174,13 @@ class SystemDictionary:
         candidates = candidates[:n]
         fallback_cost = max((c.cost for c in candidates), default=0) + 1
         surfaces = {c.surface for c in candidates}
-        candidates += [Candidate(kana, fallback_cost, (Bunsetsu(reading, kana, ()),))
+        candidates += [DictionaryCandidate(kana, fallback_cost, (Bunsetsu(reading, kana, ()),))
                        for kana in dict.fromkeys((reading, to_katakana(reading))) if kana not in surfaces]
         return Segment(reading, tuple(candidates))
 
-    def _bunsetsu_candidate(self, bunsetsu: Bunsetsu) -> Candidate:
+    def _bunsetsu_candidate(self, bunsetsu: Bunsetsu) -> DictionaryCandidate:
         """A bunsetsu of a longer path as a candidate on its own, costed as if it were the whole reading."""
-        return Candidate(bunsetsu.surface, self._path_cost(self._files(), bunsetsu.morphemes), (bunsetsu,))
+        return DictionaryCandidate(bunsetsu.surface, self._path_cost(self._files(), bunsetsu.morphemes), (bunsetsu,))
 
     @staticmethod
     def _paths(files: _Loaded, key: str, limit: int) -> Iterator[list[str]]:

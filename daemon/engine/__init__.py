@@ -1,6 +1,7 @@
 """Neural kana-kanji conversion on llama.cpp (no D-Bus, no key handling)."""
 
-from daemon.engine.engine import (Candidate, ConversionSession, Engine, EngineStatus, EngineUnavailable, ModelInfo,
+from daemon.engine.engine import (Engine, EngineStatus, EngineUnavailable, ModelCandidate, ModelInfo, ModelSession,
                                   ModelState)
 
-__all__ = ["Candidate", "ConversionSession", "Engine", "EngineStatus", "EngineUnavailable", "ModelInfo", "ModelState"]
+__all__ = ["Engine", "EngineStatus", "EngineUnavailable", "ModelCandidate", "ModelInfo", "ModelSession",
+           "ModelState"]

@@ -43,7 +43,7 @@ class EngineStatus:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class ModelCandidate:
     text: str
     score: float  # log-probability under the model; fallbacks rank below every model candidate
     source: str  # "model" | "reading"
@@ -132,12 +132,12 @@ class Engine:
         self._loaded: _LoadedModel | None = None
         self._status = EngineStatus(ModelState.NONE)
         self._ready = threading.Event()
-        self._default_session: ConversionSession | None = None
-        self._sessions: weakref.WeakSet[ConversionSession] = weakref.WeakSet()
+        self._default_session: ModelSession | None = None
+        self._sessions: weakref.WeakSet[ModelSession] = weakref.WeakSet()
         # Each live decoder holds a llama context (its KV cache): only the most recently used sessions
         # keep one; an evicted session re-prefills its prompt on its next conversion.
         self.max_live_decoders = max_live_decoders
-        self._live_decoders: list[ConversionSession] = []  # least recently used first
+        self._live_decoders: list[ModelSession] = []  # least recently used first
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -234,25 +234,25 @@ class Engine:
 
     # -- conversion -----------------------------------------------------------------------------
 
-    def session(self) -> ConversionSession:
-        """A conversion session: its own KV state, so its next keystroke reuses its prompt prefix."""
-        session = ConversionSession(self)
+    def session(self) -> ModelSession:
+        """A model session: its own KV state, so its next keystroke reuses its prompt prefix."""
+        session = ModelSession(self)
         self._sessions.add(session)
         return session
 
     def convert(self, reading: str, context: str = "", n: int = 1,
-                session: ConversionSession | None = None, draft: str | None = None,
-                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[Candidate]:
+                session: ModelSession | None = None, draft: str | None = None,
+                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[ModelCandidate]:
         """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1,
         beam search of width n otherwise), then the reading itself in hiragana and katakana."""
         return (session or self._default()).convert(reading, context, n, draft, spellings)
 
     def score(self, reading: str, context: str, texts: list[str],
-              session: ConversionSession | None = None) -> list[float]:
-        """log P(text | reading, context) for each text (see ConversionSession.score)."""
+              session: ModelSession | None = None) -> list[float]:
+        """log P(text | reading, context) for each text (see ModelSession.score)."""
         return (session or self._default()).score(reading, context, texts)
 
-    def _default(self) -> ConversionSession:
+    def _default(self) -> ModelSession:
         """The session for stateless calls (tools, the D-Bus Convert method)."""
         if self._default_session is None:
             self._default_session = self.session()
@@ -260,7 +260,9 @@ class Engine:
 
 
 
-class ConversionSession:
+class ModelSession:
+    """The model's side of one input session: its own decoder and KV cache, lent by the engine."""
+
     def __init__(self, engine: Engine):
         self._engine = engine
         self._decoder: SessionDecoder | None = None
@@ -281,7 +283,7 @@ class ConversionSession:
         return self._decoder
 
     def convert(self, reading: str, context: str = "", n: int = 1, draft: str | None = None,
-                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[Candidate]:
+                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[ModelCandidate]:
         """`draft`: a likely output (the dictionary's best path) that greedy decoding verifies in one
         batch; it changes no result, only how many steps the model takes.
 
@@ -370,19 +372,19 @@ class ConversionSession:
 
     @staticmethod
     def _candidates(loaded: _LoadedModel, hypotheses: list[Hypothesis], prefix: str, prefix_score: float,
-                    reading: str) -> list[Candidate]:
-        candidates: list[Candidate] = []
+                    reading: str) -> list[ModelCandidate]:
+        candidates: list[ModelCandidate] = []
         seen = set()
         for hyp in hypotheses:
             text = prefix + loaded.model.detokenize(list(hyp.tokens)).strip()
             if text and text not in seen:
                 seen.add(text)
-                candidates.append(Candidate(text, prefix_score + hyp.score, "model"))
+                candidates.append(ModelCandidate(text, prefix_score + hyp.score, "model"))
         floor = min((c.score for c in candidates), default=0.0)
         for i, kana in enumerate((to_hiragana(reading), to_katakana(reading))):
             if kana not in seen:
                 seen.add(kana)
-                candidates.append(Candidate(kana, floor - 1000.0 * (i + 1), "reading"))
+                candidates.append(ModelCandidate(kana, floor - 1000.0 * (i + 1), "reading"))
         return candidates
 
     def _close_decoder(self) -> None:  # with the engine lock held
