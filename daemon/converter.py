@@ -277,7 +277,7 @@ class Converter:
         return self._finished(merged, reading, suppressed)
 
     def _finished(self, merged: list[ConversionCandidate], reading: str, suppressed: set[str],
-                  last: list[ConversionCandidate] = ()) -> list[ConversionCandidate]:
+                  last: Sequence[ConversionCandidate] = ()) -> list[ConversionCandidate]:
         """The merged sources, then kana and rewriters, then `last`, without duplicates or suppressed words."""
         merged = merged + [ConversionCandidate(reading, CandidateSource.KANA, "ひらがな"),
                            ConversionCandidate(to_katakana(reading), CandidateSource.KANA, "カタカナ")]
@@ -287,7 +287,7 @@ class Converter:
 
     def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]:
         """The reading cut into bunsetsu, each as (reading, its conversion in context): the spans ending at
-        `boundaries` (increasing end offsets) are fixed, the rest is cut by the dictionary. None without one."""
+        `boundaries` (increasing end offsets) are fixed, the rest is cut by the dictionary. Empty without one."""
         if self.dictionary is None:
             return []
         try:

@@ -21,6 +21,11 @@ class Arg:
     signature: str  # one complete D-Bus type
 
 
+def signature_of(args: tuple[Arg, ...]) -> str:
+    """The D-Bus signature of arguments in turn."""
+    return "".join(arg.signature for arg in args)
+
+
 @dataclass(frozen=True)
 class Method:
     name: str
@@ -30,11 +35,11 @@ class Method:
 
     @property
     def in_signature(self) -> str:
-        return "".join(arg.signature for arg in self.inputs)
+        return signature_of(self.inputs)
 
     @property
     def out_signature(self) -> str:
-        return "".join(arg.signature for arg in self.outputs)
+        return signature_of(self.outputs)
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ class Signal:
 
     @property
     def signature(self) -> str:
-        return "".join(arg.signature for arg in self.args)
+        return signature_of(self.args)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from daemon.dictionary import DictionaryUnavailable, system_dictionary
 from daemon.kana import to_katakana
 
 # (katakana reading, left context, n) -> up to n candidates, best first.
-ConvertFunction = Callable[[str, str, int], list[str]]  # (reading, context, n) → texts, best first
+ConvertFunction = Callable[[str, str, int], list[str]]
 _MOZC_EXPECTED = "Conversion Expected"  # rank 0: the top-1 conversion must equal `argument`
 _PROGRESS_STEPS = 10
 DEFAULT_RERANK_WEIGHT = 0.005

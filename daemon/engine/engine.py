@@ -243,8 +243,8 @@ class Engine:
     def convert(self, reading: str, context: str = "", n: int = 1,
                 session: ModelSession | None = None, draft: str | None = None,
                 spellings: Sequence[tuple[int, int, str]] | None = None) -> list[ModelCandidate]:
-        """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1,
-        beam search of width n otherwise), then the reading itself in hiragana and katakana."""
+        """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1, else
+        a beam search at least `beam_width` wide), then the reading itself in hiragana and katakana."""
         return (session or self._default()).convert(reading, context, n, draft, spellings)
 
     def score(self, reading: str, context: str, texts: list[str],

@@ -5,7 +5,8 @@ the lattice search's best paths) with their features. Phrases and sentences (res
 apart, each on its own items, without the neural model; with `--model`, phrases get a second set with its score,
 which counts where the model has a say (rescoring.model_has_a_say). Weights maximise the conditional
 log-likelihood of the first accepted candidate (a softmax over the item's candidates, fitted by Newton's
-method), with K folds over the items pooled from all sets. Features are dropped one at a time (backward elimination) while the cross-validated acc@1 does not fall:
+method), with K folds over the items pooled from all sets. Features are dropped one at a time (backward
+elimination) while the cross-validated acc@1 does not fall:
 a source that does not help gets weight 0. The final weights are fitted on all items with the chosen features.
 """
 

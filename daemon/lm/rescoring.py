@@ -53,8 +53,11 @@ class Weights:
 
 def rescored_order(candidates: Sequence[Features], weights: Weights) -> list[int]:
     """Candidate indices, best first (ties keep the dictionary's order)."""
-    scores = [weights.score(features) for features in candidates]
-    return sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    return _best_first([weights.score(features) for features in candidates])
+
+
+def _best_first(scores: Sequence[float]) -> list[int]:
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
 
 
 # A candidate whose score lies this far below the best one's (a log-odds: e^5 ≈ 150 times less likely) is
@@ -69,7 +72,7 @@ def likely_and_unlikely(candidates: Sequence[Features], weights: Weights,
                         gap: float = UNLIKELY_SCORE_GAP) -> tuple[list[int], list[int]]:
     """rescored_order cut in two: the candidates within `gap` of the best score, then the others."""
     scores = [weights.score(features) for features in candidates]
-    order = rescored_order(candidates, weights)
+    order = _best_first(scores)
     if not order:
         return [], []
     floor = scores[order[0]] - gap
