@@ -35,13 +35,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import logging
 import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbus_fast import Message, MessageType, NameFlag, RequestNameReply, Variant
@@ -57,6 +55,8 @@ from daemon.dictionary import system_dictionary, system_reader
 from daemon.lm import load_language_models
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of, romaji_table_of
+from daemon.session_registry import (NotSessionOwner, SessionEntry, SessionLimitReached, SessionRegistry,
+                                     UnknownSession)
 from daemon.kana import to_hiragana
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import InvalidEntry, LineFileStore, UnwritableStore
@@ -72,8 +72,6 @@ ERROR_FAILED = "org.freedesktop.DBus.Error.Failed"
 ERROR_ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
 MAX_IMPORT_BYTES = 16 * 1024 * 1024  # a Mozc user dictionary at its limit of 1,000,000 words is about this
 MAX_ECHOED_LINE = 200  # characters of a skipped import line sent back
-MAX_SESSIONS = 512
-MAX_SESSIONS_PER_PROCESS = 64  # however many connections the process opens
 MAX_CONVERT_N = 100
 MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never echoes a huge path back
 LEARNING_SAVE_SECONDS = 30.0
@@ -87,16 +85,6 @@ class CallError(Exception):
         self.name = name
 
 
-@dataclass
-class SessionEntry:
-    owner: str  # unique bus name of the client that created it
-    owner_pid: int  # its process
-    session: InputSession
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    generation: int = 0  # bumped by every message: a live conversion computed for an older one is stale
-    live_task: asyncio.Task | None = None
-
-
 class TsuzuriService:
     def __init__(self, bus: MessageBus, converter: Converter, settings: SessionSettings,
                  config: ConfigStore | None = None, workers: int = 2, pinned_model: str | None = None):
@@ -105,12 +93,10 @@ class TsuzuriService:
         self.settings = settings
         self.config = config
         self.pinned_model = pinned_model  # named on the command line: the configuration does not change it
-        self.sessions: dict[str, SessionEntry] = {}
-        self._ids = itertools.count(1)
+        self.sessions = SessionRegistry(SESSION_PREFIX)  # keyed by object path
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsuzuri-convert")
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Task] = set()
-        self._pids: dict[str, int] = {}  # unique bus name → process id, for clients with sessions
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -160,25 +146,26 @@ class TsuzuriService:
     # -- root methods ---------------------------------------------------------------------------
 
     async def _create_session(self, msg: Message):
-        if len(self.sessions) >= MAX_SESSIONS:
-            raise CallError(ERROR_LIMITS, f"too many sessions ({MAX_SESSIONS})")
-        pid = await self._process_of(msg.sender)
-        if sum(e.owner_pid == pid for e in self.sessions.values()) >= MAX_SESSIONS_PER_PROCESS:
-            raise CallError(ERROR_LIMITS, f"too many sessions for one process ({MAX_SESSIONS_PER_PROCESS})")
-        path = f"{SESSION_PREFIX}{next(self._ids)}"
-        self.sessions[path] = SessionEntry(msg.sender, pid, InputSession(self.converter, self.settings))
+        try:
+            self.sessions.check_room()  # before asking the bus anything
+            pid = await self._process_of(msg.sender)
+            path = self.sessions.create(msg.sender, pid, lambda: InputSession(self.converter, self.settings))
+        except SessionLimitReached as error:
+            raise CallError(ERROR_LIMITS, str(error)) from None
         return [path]
 
     async def _process_of(self, sender: str) -> int:
         """The client's process id, as the bus knows it (asked once per connection)."""
-        if sender not in self._pids:
+        pid = self.sessions.process_of(sender)
+        if pid is None:
             reply = await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
                                                 interface="org.freedesktop.DBus", member="GetConnectionUnixProcessID",
                                                 signature="s", body=[sender]))
             if reply.message_type is not MessageType.METHOD_RETURN:
                 raise CallError(ERROR_FAILED, "the bus does not say which process this client is")
-            self._pids[sender] = reply.body[0]
-        return self._pids[sender]
+            pid = reply.body[0]
+            self.sessions.remember_process(sender, pid)
+        return pid
 
     async def _convert(self, msg: Message, reading: str, context: str, n: int):
         if not reading or len(reading) > MAX_READING_CHARS:
@@ -297,7 +284,7 @@ class TsuzuriService:
         problems = self.config.reload()
         after = self.config.config
         self.settings = settings_from_config(after)
-        for entry in self.sessions.values():
+        for entry in self.sessions.entries():
             entry.session.settings = self.settings
         self.converter.model_candidates = after.candidates.model_candidates
         engine = self.converter.engine
@@ -315,13 +302,13 @@ class TsuzuriService:
     # -- sessions -------------------------------------------------------------------------------
 
     def _entry(self, msg: Message) -> SessionEntry:
-        entry = self.sessions.get(msg.path)
-        if entry is None:
+        try:
+            return self.sessions.lookup(msg.path, msg.sender)
+        except UnknownSession:
             raise CallError(ERROR_UNKNOWN_SESSION, f"no session {msg.path[:MAX_ECHOED_PATH]} (closed, or its client "
-                                                   "went away)")
-        if entry.owner != msg.sender:
-            raise CallError("org.freedesktop.DBus.Error.AccessDenied", "this session belongs to another client")
-        return entry
+                                                   "went away)") from None
+        except NotSessionOwner as error:
+            raise CallError(ERROR_ACCESS_DENIED, str(error)) from None
 
     async def _send(self, msg: Message, data: bytes):
         entry = self._entry(msg)
@@ -362,16 +349,19 @@ class TsuzuriService:
         entry.live_task = self._loop.create_task(run())
 
     def close_session(self, path: str) -> None:
-        entry = self.sessions.pop(path, None)
+        entry = self.sessions.remove(path)
         if entry is not None:
-            if entry.live_task is not None:
-                entry.live_task.cancel()
-            self._loop.run_in_executor(self._executor, entry.session.close)
+            self._dispose(entry)
 
     def drop_owner(self, owner: str) -> None:
-        self._pids.pop(owner, None)
-        for path in [p for p, e in self.sessions.items() if e.owner == owner]:
-            self.close_session(path)
+        for entry in self.sessions.drop_owner(owner):
+            self._dispose(entry)
+
+    def _dispose(self, entry: SessionEntry) -> None:
+        """A session taken out of the registry: its live conversion stops and it closes on a worker."""
+        if entry.live_task is not None:
+            entry.live_task.cancel()
+        self._loop.run_in_executor(self._executor, entry.session.close)
 
     def status_changed(self, status: EngineStatus) -> None:
         """Called from the model-loading thread."""
@@ -387,7 +377,7 @@ class TsuzuriService:
         self._loop.call_soon_threadsafe(emit)
 
     def shutdown(self) -> None:
-        for path in list(self.sessions):
+        for path in self.sessions.names():
             self.close_session(path)
         self._executor.shutdown(wait=True)
 

@@ -53,20 +53,38 @@ class PrefixEntry(NamedTuple):
     cost: int  # the word's own cost, without connection costs
 
 
+class DictionaryFile(NamedTuple):
+    """The parts of one sys.dic, as arrays over its memory map (read with `open_dictionary_file`)."""
+
+    map: mmap.mmap  # the whole file, read-only
+    units: np.ndarray  # the double array: fields base (int32) and check (uint32)
+    tokens: np.ndarray  # fields left_id, right_id, pos_id, cost, feature (offset of its feature), compound
+    features_offset: int  # where the NUL-terminated features start in `map`
+    features_size: int
+
+
+def open_dictionary_file(path: Path) -> DictionaryFile:
+    """Maps a MeCab sys.dic into memory and finds its double array, tokens and features (nothing is read up
+    front but the header)."""
+    with open(path, "rb") as file:
+        mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    *_, units_size, tokens_size, features_size, _, _ = _HEADER.unpack_from(mapped)
+    units = np.frombuffer(mapped, _UNIT, count=units_size // _UNIT.itemsize, offset=_HEADER.size)
+    tokens = np.frombuffer(mapped, _TOKEN, count=tokens_size // _TOKEN.itemsize, offset=_HEADER.size + units_size)
+    return DictionaryFile(mapped, units, tokens, _HEADER.size + units_size + tokens_size, features_size)
+
+
 class Lexicon:
     """Exact and predictive lookups in one sys.dic file; `connection(right_id, left_id)` is the dictionary's
     connection cost."""
 
     def __init__(self, path: Path, connection: Callable[[int, int], int]) -> None:
         self._connection = connection
-        with open(path, "rb") as file:
-            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        *_, units_size, tokens_size, _, _, _ = _HEADER.unpack_from(self._map)
-        units = np.frombuffer(self._map, _UNIT, count=units_size // _UNIT.itemsize, offset=_HEADER.size)
-        self._base, self._check = units["base"], units["check"]
-        self._tokens = np.frombuffer(self._map, _TOKEN, count=tokens_size // _TOKEN.itemsize,
-                                     offset=_HEADER.size + units_size)
-        self._features_offset = _HEADER.size + units_size + tokens_size
+        dictionary = open_dictionary_file(path)
+        self._map = dictionary.map
+        self._base, self._check = dictionary.units["base"], dictionary.units["check"]
+        self._tokens = dictionary.tokens
+        self._features_offset = dictionary.features_offset
         # Surfaces by feature offset: a lattice decodes the same few thousand again and again.
         self._surface = lru_cache(maxsize=1 << 16)(self._feature)
 

