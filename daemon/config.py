@@ -10,7 +10,6 @@ or breaks the other settings; a file that is not TOML at all keeps the whole pre
 """
 
 import difflib
-import os
 import tomllib
 import typing
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from typing import Any, NewType
 from daemon.composer import Brackets, Punctuation, RomajiTableError, Slash, SpaceWidth, load_rules
 from daemon.engine.search import DEFAULT_BEAM_WIDTH
 from daemon.keys import NAME_KEYSYMS, KeySpec
-from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes
+from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes, xdg_base_dir
 
 CONFIG_FILE_NAME = "config.toml"
 
@@ -340,13 +339,6 @@ def render_config(config: Config | None = None) -> str:
 
 
 # -- files ----------------------------------------------------------------------------------------
-
-def xdg_base_dir(variable: str, fallback: str) -> Path:
-    """An XDG base directory: $variable, or ~/fallback when it is unset or relative (the spec
-    says to ignore a relative path)."""
-    value = os.environ.get(variable, "")
-    return Path(value) if os.path.isabs(value) else Path.home() / fallback
-
 
 def config_path() -> Path:
     """$XDG_CONFIG_HOME/tsuzuri/config.toml, or ~/.config/tsuzuri/config.toml."""

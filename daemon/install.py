@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from daemon.config import xdg_base_dir
-from daemon.userdata.storage import atomic_write_bytes
+from daemon.userdata.storage import atomic_write_bytes, xdg_base_dir
 
 DAEMON_SCRIPT = "tsuzuri-daemon"
 UNIT_NAME = "tsuzuri.service"

@@ -7,7 +7,7 @@ from typing import Annotated, Union, get_args
 
 from .limits import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_PAGE_SIZE,
                      MAX_SEGMENTS, MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, REQUEST_ID_MAX, UINT32_MAX)
-from .schema import IntRange, MaxLen, OneOf, WireRecord, invalid_field, message, record
+from .schema import IntRange, MaxLen, OneOf, WireRecord, invalid_field, is_wire_text, message, record
 
 # IBus/X11 modifier masks, as both IBus and fcitx5 report them in KeyEvent.modifiers.
 SHIFT_MASK = 1 << 0
@@ -97,6 +97,21 @@ class SurroundingText(WireRecord):
     def _check_invariants(self) -> None:
         _check_position("SurroundingText.cursor", self.cursor, self.text)
         _check_position("SurroundingText.anchor", self.anchor, self.text)
+
+    @classmethod
+    def around_cursor(cls, text: str, cursor: int, anchor: int) -> "SurroundingText":
+        """A field's text as the frontends send it: cut to MAX_TEXT_CHARS around the cursor, the positions
+        moved into the cut and clamped to it. A text holding what the protocol cannot carry (NUL, a lone
+        surrogate) is sent as none. The fcitx5 addon's surroundingText (protocol.cpp) is its twin, tested
+        against it (tests/test_fcitx5_codec.py)."""
+        if not is_wire_text(text):
+            return cls("", 0, 0)
+        start = max(0, min(cursor, len(text)) - MAX_TEXT_CHARS // 2)
+        window = text[start:start + MAX_TEXT_CHARS]
+
+        def clamp(position: int) -> int:
+            return min(max(position - start, 0), len(window))
+        return cls(window, clamp(cursor), clamp(anchor))
 
 
 @message("focus_in")

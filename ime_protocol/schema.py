@@ -46,6 +46,12 @@ _FORBIDDEN_CHARS = re.compile("[\x00\ud800-\udfff]")
 _PREVIEW_CHARS = 40
 
 
+def is_wire_text(text: str) -> bool:
+    """Whether a str can cross the wire: no NUL, no lone surrogate. The ASCII test is a fast path: only
+    non-ASCII text can hold a surrogate."""
+    return "\x00" not in text and (text.isascii() or not _FORBIDDEN_CHARS.search(text))
+
+
 def invalid_field(label: str, problem: str) -> ProtocolError:
     """The error for a bad field; `label` names it as "Class.field"."""
     return ProtocolError("invalid_field", f"{label}: {problem}")
@@ -100,8 +106,7 @@ class _StrKind(_Kind):
             raise invalid_field(label, f"expected str, got {_describe(value)}")
         if len(value) > self.max_chars:
             raise invalid_field(label, f"{len(value)} characters, limit {self.max_chars}")
-        # The ASCII test is a fast path: only non-ASCII text can hold a surrogate.
-        if "\x00" in value or (not value.isascii() and _FORBIDDEN_CHARS.search(value)):
+        if not is_wire_text(value):
             raise invalid_field(label, "contains NUL or a lone surrogate")
 
 

@@ -20,9 +20,9 @@ import pytest
 from dbus_fast import Message, MessageFlag, MessageType
 from dbus_fast.aio import MessageBus
 
-from tests.dbus_fixtures import REPO, activating_bus, private_bus, running_daemon, write_daemon_activation
+from tests.dbus_fixtures import activating_bus, private_bus, running_daemon, write_daemon_activation
+from tests.fcitx5_build import ADDON_SOURCE, build_addon, missing_build_requirement
 
-ADDON_SOURCE = REPO / "frontends" / "fcitx5"
 NO_MODEL = "/nonexistent/model.gguf"  # the daemon then serves dictionary conversions
 FCITX = "org.fcitx.Fcitx5"
 INPUT_CONTEXT = "org.fcitx.Fcitx.InputContext1"
@@ -50,16 +50,12 @@ Layout=
 
 
 def missing_requirement() -> str | None:
-    for tool, package in (("fcitx5", "fcitx5"), ("cmake", "cmake"), ("g++", "g++"), ("pkg-config", "pkg-config")):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (Debian package {package})"
-    if subprocess.run(["pkg-config", "--exists", "Fcitx5Core"]).returncode != 0:
-        return "fcitx5 headers are not installed (Debian packages libfcitx5core-dev, libfcitx5utils-dev)"
-    if not (fcitx_addon_dir() / "libdbusfrontend.so").exists():
+    if shutil.which("fcitx5") is None:
+        return "fcitx5 is not installed (Debian package fcitx5)"
+    reason = missing_build_requirement()
+    if reason is None and not (fcitx_addon_dir() / "libdbusfrontend.so").exists():
         return "fcitx5's dbusfrontend is not installed (Debian package fcitx5-modules)"
-    if not Path("/usr/include/msgpack.h").exists():
-        return "msgpack-c is not installed (Debian package libmsgpack-dev)"
-    return None
+    return reason
 
 
 def fcitx_addon_dir() -> Path:
@@ -72,13 +68,7 @@ def addon_build(tmp_path_factory):
     reason = missing_requirement()
     if reason is not None:
         pytest.skip(reason)
-    build = tmp_path_factory.mktemp("fcitx5-build")
-    for step in (["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-                  "-DTSUZURI_USER_INSTALL=ON"],
-                 ["cmake", "--build", str(build), "-j2"]):
-        done = subprocess.run(step, capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout + done.stderr
-    return build
+    return build_addon(tmp_path_factory)
 
 
 def install_for_user(build: Path, home: Path) -> None:

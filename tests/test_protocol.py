@@ -398,6 +398,17 @@ def test_cross_field_and_enum_violations_are_invalid_fields(message, path, value
     assert_rejected(patched(message, path, value), "invalid_field")
 
 
+def test_surrounding_text_around_the_cursor_is_cut_to_the_limit():
+    text = "".join(chr(0x4E00 + i % 500) for i in range(3 * MAX_TEXT_CHARS))
+    start = 2 * MAX_TEXT_CHARS - MAX_TEXT_CHARS // 2
+    assert SurroundingText.around_cursor(text, 2 * MAX_TEXT_CHARS, 2 * MAX_TEXT_CHARS + 5) == SurroundingText(
+        text[start:start + MAX_TEXT_CHARS], MAX_TEXT_CHARS // 2, MAX_TEXT_CHARS // 2 + 5)
+    assert SurroundingText.around_cursor(text, 0, 10**6) == SurroundingText(text[:MAX_TEXT_CHARS], 0, MAX_TEXT_CHARS)
+    assert SurroundingText.around_cursor("𠮷野", 9, 1) == SurroundingText("𠮷野", 2, 1)  # clamped, in code points
+    for unsendable in ("a\x00b", "\ud800", "x" * MAX_TEXT_CHARS * 2 + "\x00"):  # anywhere in the text
+        assert SurroundingText.around_cursor(unsendable, 1, 1) == SurroundingText("", 0, 0)
+
+
 def test_positions_at_the_end_of_the_text_are_valid():
     assert SurroundingText("abc", 3, 0).cursor == 3
     assert SurroundingText("", 0, 0).anchor == 0

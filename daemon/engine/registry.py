@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from daemon.engine.prompts import FORMATS
+from daemon.userdata.storage import user_data_dir
 
 _REQUIRED = ("format", "file", "sha256", "source", "tokenizer", "context_size", "context_chars")
 
@@ -38,8 +38,7 @@ class ModelEntry:
 
 def models_dir() -> Path:
     """Where downloaded models live ($XDG_DATA_HOME/tsuzuri/models)."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "tsuzuri" / "models"
+    return user_data_dir() / "models"
 
 
 def parse_registry(text: str) -> dict[str, ModelEntry]:

@@ -82,13 +82,16 @@ class LoadReport:
         return "\n  ".join([summary, *map(str, self.skipped)])
 
 
+def xdg_base_dir(variable: str, fallback: str) -> Path:
+    """An XDG base directory: $variable, or ~/fallback when it is unset or relative (the spec
+    says to ignore a relative path). The one lookup of the config, data and model folders."""
+    value = os.environ.get(variable, "")
+    return Path(value) if os.path.isabs(value) else Path.home() / fallback
+
+
 def user_data_dir() -> Path:
     """$XDG_DATA_HOME/tsuzuri, or ~/.local/share/tsuzuri (not created here)."""
-    base = os.environ.get("XDG_DATA_HOME", "")
-    # The XDG spec says a relative path is invalid and must be ignored.
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / APP_DIRECTORY
+    return xdg_base_dir("XDG_DATA_HOME", ".local/share") / APP_DIRECTORY
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -8,8 +8,9 @@ signals of the session go to the same callback.
 
 When the daemon restarts, its sessions are gone; the next call notices (UnknownSession,
 ServiceUnknown, NoReply), creates a new session (which D-Bus-activates the daemon if it is installed
-as a bus service) and replays into it the field's purpose, the surrounding text and the keys of the
-composition in progress, so the user's unfinished typing survives.
+as a bus service) and replays into it what ime_protocol/recovery.py lists (the field's purpose,
+surrounding text and input mode, then the keys of the composition in progress, answered or not), so
+the user's unfinished typing survives. The fcitx5 addon's daemon_session.cpp replays the same.
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from typing import Callable
 
 from gi.repository import Gio, GLib
 
-from ime_protocol import FocusIn, FocusOut, FrontendMessage, KeyEvent, Output, ProtocolError, Reset, SetInputMode, \
-    SurroundingText, decode, encode
+from ime_protocol import FocusIn, FrontendMessage, KeyEvent, Output, ProtocolError, decode, encode
 from ime_protocol.dbus_names import BUS_NAME, ERROR_UNKNOWN_SESSION, ROOT_INTERFACE, ROOT_PATH, SESSION_INTERFACE
+from ime_protocol.recovery import COMPOSITION_ENDING_MESSAGES, FIELD_STATE_MESSAGES, MAX_REPLAYED_KEYS
 
 # First contact may start the daemon by D-Bus activation; it takes its bus name before loading anything.
 CONNECT_TIMEOUT_MS = 3000
@@ -30,10 +31,6 @@ LATE_POLL_MS = 10
 # The D-Bus errors that mean "this session no longer exists", as opposed to a bad or slow call.
 SESSION_LOST_ERRORS = frozenset({ERROR_UNKNOWN_SESSION, "org.freedesktop.DBus.Error.ServiceUnknown",
                                  "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.NoReply"})
-# Messages whose latest value describes the field rather than an edit: a new session gets them first.
-FIELD_STATE_MESSAGES = (FocusIn, SurroundingText, SetInputMode)
-COMPOSITION_ENDING_MESSAGES = (FocusOut, Reset)
-MAX_REPLAYED_KEYS = 500
 
 
 class DaemonUnavailable(Exception):
@@ -87,8 +84,8 @@ class DaemonSession:
         self._on_late_output = on_late_output
         self._path: str | None = None
         self._subscription: int | None = None
-        self._field_state: dict[type, FrontendMessage] = {}
-        self._composition_keys: list[KeyEvent] = []  # keys since the preedit was last empty
+        self._field_state: dict[type, FrontendMessage] = {}  # the latest of each FIELD_STATE_MESSAGES type
+        self._composition_keys: list[KeyEvent] = []  # keys sent since the preedit was last empty, answered or not
         self._late_calls: deque[_SendCall] = deque()  # timed out, answer still to come, oldest first
         self._late_poll: int | None = None
 
@@ -105,7 +102,7 @@ class DaemonSession:
         try:
             return self._call_send(message, timeout_ms)
         except DaemonUnavailable as error:
-            if not isinstance(error.__cause__, GLib.Error) or _remote_error(error.__cause__) not in SESSION_LOST_ERRORS:
+            if not _session_lost(error):
                 raise
         self._forget_session()
         self._open()
@@ -128,8 +125,17 @@ class DaemonSession:
         self._subscription = self._connection.signal_subscribe(
             BUS_NAME, SESSION_INTERFACE, "OutputChanged", self._path, None, Gio.DBusSignalFlags.NONE,
             self._output_changed)
-        for message in [*self._field_state.values(), *self._composition_keys]:
-            self._call_send(message, CONNECT_TIMEOUT_MS)
+        # In the order ime_protocol/recovery.py gives; the replayed keys are tracked again as they are sent.
+        keys, self._composition_keys = self._composition_keys, []
+        field_state = [self._field_state[kind] for kind in FIELD_STATE_MESSAGES if kind in self._field_state]
+        for message in [*field_state, *keys]:
+            try:
+                self._call_send(message, CONNECT_TIMEOUT_MS)
+            except DaemonUnavailable as error:  # refused or late: the replay goes on
+                if _session_lost(error):
+                    self._forget_session()
+                    self._composition_keys = keys  # for the next try
+                    raise
 
     def _forget_session(self) -> None:
         if self._subscription is not None:
@@ -138,6 +144,12 @@ class DaemonSession:
         self._late_calls.clear()  # their answers died with the session
 
     def _call_send(self, message: FrontendMessage, timeout_ms: int) -> Output:
+        # A key counts as part of the composition from the moment it is sent: one whose answer does not come
+        # in time is then replayed with the rest if the session turns out to be gone.
+        tracked = (isinstance(message, KeyEvent) and not self._secret_field()
+                   and len(self._composition_keys) < MAX_REPLAYED_KEYS)
+        if tracked:
+            self._composition_keys.append(message)
         call = _SendCall(self._connection, self._path, message)
         if not call.wait(timeout_ms):
             self._late_calls.append(call)
@@ -146,7 +158,12 @@ class DaemonSession:
             raise DaemonTimeout(f"no answer within {timeout_ms} ms")
         # The daemon answers a session's messages in order, so every earlier answer is in by now.
         self._deliver_late_answers()
-        output = call.output(self._connection)
+        try:
+            output = call.output(self._connection)
+        except DaemonUnavailable as error:
+            if tracked and isinstance(error.__cause__, GLib.Error):
+                self._forget_key(message)  # never reached a session: the caller resends or drops it
+            raise
         self._track_composition(message, output)
         return output
 
@@ -160,19 +177,26 @@ class DaemonSession:
             try:
                 output = call.output(self._connection)
             except DaemonUnavailable:
-                continue  # a call that failed late changed nothing to draw
+                continue  # a call that failed late changed nothing to draw (its key is still replayed)
             self._track_composition(call.message, output)
             self._on_late_output(output)
         self._late_poll = None
         return False
 
-    def _track_composition(self, message: FrontendMessage, output: Output) -> None:
+    def _secret_field(self) -> bool:
         focus = self._field_state.get(FocusIn)
-        secret = focus is not None and focus.purpose.is_secret  # keep no copy of what is typed into a password field
-        if not output.preedit.segments and output.candidates is None or secret:
+        return focus is not None and focus.purpose.is_secret
+
+    def _forget_key(self, key: KeyEvent) -> None:
+        if key in self._composition_keys:
+            self._composition_keys.remove(key)
+
+    def _track_composition(self, message: FrontendMessage, output: Output) -> None:
+        # Keep no copy of what is typed into a password field.
+        if not output.preedit.segments and output.candidates is None or self._secret_field():
             self._composition_keys.clear()
-        elif isinstance(message, KeyEvent) and output.consumed and len(self._composition_keys) < MAX_REPLAYED_KEYS:
-            self._composition_keys.append(message)
+        elif isinstance(message, KeyEvent) and not output.consumed:
+            self._forget_key(message)  # the application had it: not part of the composition
 
     def _output_changed(self, _connection, _sender, _path, _interface, _signal, parameters: GLib.Variant) -> None:
         try:
@@ -182,5 +206,7 @@ class DaemonSession:
         self._on_late_output(output)
 
 
-def _remote_error(error: GLib.Error) -> str | None:
-    return Gio.DBusError.get_remote_error(error)
+def _session_lost(error: DaemonUnavailable) -> bool:
+    """Whether the call failed because its session no longer exists (rather than a bad or slow call)."""
+    cause = error.__cause__
+    return isinstance(cause, GLib.Error) and Gio.DBusError.get_remote_error(cause) in SESSION_LOST_ERRORS

@@ -22,8 +22,8 @@ from gi.repository import Gio, GLib, IBus  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
 from frontends.ibus.install import COMPONENT_NAME, ICON  # noqa: E402
-from ime_protocol import (MAX_TEXT_CHARS, REQUEST_ID_MAX, CandidateItem, CandidateWindow, FocusIn,  # noqa: E402
-                          FocusOut, FrontendMessage, InputPurpose, KeyEvent, Output, Preedit, Reset, SegmentStyle,
+from ime_protocol import (REQUEST_ID_MAX, CandidateItem, CandidateWindow, FocusIn, FocusOut,  # noqa: E402
+                          FrontendMessage, InputPurpose, KeyEvent, Output, Preedit, Reset, SegmentStyle,
                           SelectCandidate, SetInputMode, SurroundingText)
 
 # The input-mode menu in the panel: the daemon's mode names (Output.mode, SetInputMode), each with
@@ -101,7 +101,7 @@ class TsuzuriEngine(IBus.Engine):
 
     def do_set_surrounding_text(self, text: IBus.Text, cursor: int, anchor: int) -> None:
         IBus.Engine.do_set_surrounding_text(self, text, cursor, anchor)  # keeps get_surrounding_text() current
-        self._send(surrounding_text(text.get_text(), cursor, anchor), render=False)
+        self._send(SurroundingText.around_cursor(text.get_text(), cursor, anchor), render=False)
 
     def do_candidate_clicked(self, index_in_page: int, button: int, state: int) -> None:
         if self._window is not None:
@@ -280,16 +280,6 @@ def candidate_text(item: CandidateItem) -> IBus.Text:
     attributes.append(IBus.attr_foreground_new(ANNOTATION_FOREGROUND, len(item.text), len(text.get_text())))
     text.set_attributes(attributes)
     return text
-
-
-def surrounding_text(text: str, cursor: int, anchor: int) -> SurroundingText:
-    """The client's surrounding text, cut to the protocol's limit around the cursor."""
-    start = max(0, min(cursor, len(text)) - MAX_TEXT_CHARS // 2)
-    window = text[start:start + MAX_TEXT_CHARS]
-
-    def clamp(position: int) -> int:
-        return min(max(position - start, 0), len(window))
-    return SurroundingText(window, clamp(cursor), clamp(anchor))
 
 
 class TsuzuriFactory(IBus.Factory):

@@ -1,6 +1,7 @@
 #include "daemon_session.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include <fcitx-utils/dbus/matchrule.h>
@@ -19,7 +20,19 @@ const char *const ERROR_UNKNOWN_SESSION = "org.tsuzuri.Tsuzuri1.Error.UnknownSes
 
 // First contact may start the daemon by D-Bus activation; it takes its bus name before loading anything.
 constexpr uint64_t CONNECT_TIMEOUT_USEC = 3'000'000;
+
+// ime_protocol/recovery.py: what a new session is given, in FIELD_STATE_MESSAGES's order (the latest of each
+// kind sent), then the composition's keys, which COMPOSITION_ENDING_MESSAGES drop; tests/test_frontend_recovery.py
+// checks that these match it and that both frontends replay the same messages.
+constexpr RequestKind FIELD_STATE_KINDS[] = {RequestKind::FocusIn, RequestKind::SurroundingText,
+                                             RequestKind::SetInputMode};
+constexpr RequestKind COMPOSITION_ENDING_KINDS[] = {RequestKind::FocusOut, RequestKind::Reset};
 constexpr size_t MAX_REPLAYED_KEYS = 500;
+
+template <size_t N>
+bool isOneOf(RequestKind kind, const RequestKind (&kinds)[N]) {
+    return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
+}
 
 // The D-Bus errors that mean "this session no longer exists", as opposed to a bad or slow call.
 const std::set<std::string> SESSION_LOST_ERRORS = {
@@ -49,12 +62,11 @@ DaemonSession::~DaemonSession() {
 }
 
 SendResult DaemonSession::send(const Request &request, uint64_t timeoutUsec, Output &output) {
-    if (request.kind == RequestKind::FocusIn || request.kind == RequestKind::SurroundingText ||
-        request.kind == RequestKind::SetInputMode) {
+    if (isOneOf(request.kind, FIELD_STATE_KINDS)) {
         // Kept even if this call fails: a password field must stay secret in whatever session comes next.
         fieldState_[request.kind] = request;
     }
-    if (request.kind == RequestKind::FocusOut || request.kind == RequestKind::Reset) {
+    if (isOneOf(request.kind, COMPOSITION_ENDING_KINDS)) {
         // The composition ends here, answered or not: a restarted daemon must not bring it back elsewhere.
         compositionKeys_.clear();
     }
@@ -87,7 +99,10 @@ bool DaemonSession::open() {
                                            return true;
                                        });
     std::vector<Request> replay;
-    for (const auto &[kind, request] : fieldState_) replay.push_back(request);
+    for (auto kind : FIELD_STATE_KINDS) {
+        auto state = fieldState_.find(kind);
+        if (state != fieldState_.end()) replay.push_back(state->second);
+    }
     const auto keys = std::move(compositionKeys_);
     compositionKeys_.clear();  // the replayed keys are tracked again as they are sent
     replay.insert(replay.end(), keys.begin(), keys.end());

@@ -2,8 +2,9 @@
 // is its IBus twin). `send` waits for the daemon's answer up to a timeout, because fcitx must know
 // whether a key is taken before keyEvent returns. Calls go to the unique name of the daemon process
 // that holds the session. When that process is gone, the next call fails at once, creates a new
-// session (which D-Bus-activates a daemon if one is installed) and replays into it the field's state
-// and every key of the composition in progress, answered or not, so the user's unfinished typing survives.
+// session (which D-Bus-activates a daemon if one is installed) and replays into it what
+// ime_protocol/recovery.py lists (the field's purpose, surrounding text and input mode, then every key of
+// the composition in progress, answered or not), as the IBus shim does, so the user's unfinished typing survives.
 //
 // An answer that comes after the timeout (a first conversion that loads the dictionary) is not
 // lost: the bus hands the reply its call no longer waits for to every filter, and the session whose
@@ -50,7 +51,7 @@ private:
     std::string path_;  // empty: no session
     std::string daemon_;  // the unique bus name of the daemon process that holds the session
     std::unique_ptr<fcitx::dbus::Slot> outputChangedSlot_;
-    std::map<RequestKind, Request> fieldState_;  // the latest FocusIn, SurroundingText and SetInputMode
+    std::map<RequestKind, Request> fieldState_;  // the latest of each FIELD_STATE_KINDS kind
     std::vector<Request> compositionKeys_;  // keys sent since the preedit was last empty, answered or not
     std::map<uint64_t, Request> lateRequests_;  // by request id: timed out, answer still to come
     std::unique_ptr<fcitx::dbus::Slot> lateReplySlot_;

@@ -20,7 +20,6 @@ namespace {
 // How long the application waits for a key's answer before the engine decides without it.
 constexpr uint64_t KEY_TIMEOUT_USEC = 300'000;
 constexpr uint64_t MESSAGE_TIMEOUT_USEC = 300'000;
-constexpr uint64_t REQUEST_ID_MAX = (1ull << 63) - 1;
 constexpr const char *UNREACHABLE_NOTICE =
     "Tsuzuri: 変換サーバー (tsuzuri-daemon) に接続できません — 入力はそのまま送られます";
 

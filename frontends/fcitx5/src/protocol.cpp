@@ -1,7 +1,8 @@
 #include "protocol.h"
 
 #include <algorithm>
-#include <cstring>
+#include <cstdint>
+#include <iterator>
 #include <string_view>
 
 #include <fcitx-utils/utf8.h>
@@ -65,7 +66,19 @@ private:
     msgpack_packer packer_;
 };
 
-// Reads the fields of one msgpack map that must hold exactly `fieldCount` string keys.
+// Whether `text` is a protocol string (ime_protocol/schema.py): UTF-8 without NUL (fcitx's check also refuses
+// overlong forms and encoded surrogates), at most `maxChars` code points.
+bool validText(const std::string &text, size_t maxChars) {
+    if (text.empty()) return true;
+    if (text.find('\0') != std::string::npos) return false;
+    auto length = fcitx::utf8::lengthValidated(text);
+    return length != fcitx::utf8::INVALID_LENGTH && length <= maxChars;
+}
+
+size_t codePoints(const std::string &text) { return text.empty() ? 0 : fcitx::utf8::length(text); }
+
+// Reads the fields of one msgpack map that must hold exactly `fieldCount` string keys. Each read checks
+// the field's type and bounds; one that fails, or a field that is missing, makes the map invalid.
 class MapReader {
 public:
     MapReader(const msgpack_object &object, uint32_t fieldCount)
@@ -85,38 +98,25 @@ public:
         ok_ = false;
         return nullptr;
     }
-    std::string string(std::string_view name) {
-        const auto *value = field(name);
-        if (value == nullptr || value->type != MSGPACK_OBJECT_STR) {
-            ok_ = false;
-            return {};
-        }
-        return {value->via.str.ptr, value->via.str.size};
+    std::string string(std::string_view name, size_t maxChars) {
+        const auto *value = typed(name, MSGPACK_OBJECT_STR);
+        if (value == nullptr) return {};
+        std::string text(value->via.str.ptr, value->via.str.size);
+        return check(validText(text, maxChars)) ? text : std::string();
     }
-    uint64_t unsignedInt(std::string_view name) {
-        const auto *value = field(name);
-        if (value == nullptr || value->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
-            ok_ = false;
-            return 0;
-        }
-        return value->via.u64;
+    uint64_t unsignedInt(std::string_view name, uint64_t max) {
+        const auto *value = typed(name, MSGPACK_OBJECT_POSITIVE_INTEGER);
+        return value != nullptr && check(value->via.u64 <= max) ? value->via.u64 : 0;
     }
     bool boolean(std::string_view name) {
-        const auto *value = field(name);
-        if (value == nullptr || value->type != MSGPACK_OBJECT_BOOLEAN) {
-            ok_ = false;
-            return false;
-        }
-        return value->via.boolean;
+        const auto *value = typed(name, MSGPACK_OBJECT_BOOLEAN);
+        return value != nullptr && value->via.boolean;
     }
-    // The elements of an array field; empty (and the map invalid) if it is not one.
-    std::vector<const msgpack_object *> array(std::string_view name) {
-        const auto *value = field(name);
-        if (value == nullptr || value->type != MSGPACK_OBJECT_ARRAY) {
-            ok_ = false;
-            return {};
-        }
+    // The elements of an array field of at most `maxItems`; empty (and the map invalid) if it is not one.
+    std::vector<const msgpack_object *> array(std::string_view name, size_t maxItems) {
+        const auto *value = typed(name, MSGPACK_OBJECT_ARRAY);
         std::vector<const msgpack_object *> elements;
+        if (value == nullptr || !check(value->via.array.size <= maxItems)) return elements;
         for (uint32_t i = 0; i < value->via.array.size; ++i) {
             elements.push_back(&value->via.array.ptr[i]);
         }
@@ -124,6 +124,15 @@ public:
     }
 
 private:
+    const msgpack_object *typed(std::string_view name, msgpack_object_type type) {
+        const auto *value = field(name);
+        return value != nullptr && check(value->type == type) ? value : nullptr;
+    }
+    bool check(bool holds) {
+        ok_ = ok_ && holds;
+        return holds;
+    }
+
     const msgpack_object_map *map_;
     bool ok_ = true;
 };
@@ -138,19 +147,22 @@ std::optional<SegmentStyle> segmentStyle(const std::string &name) {
 std::optional<Preedit> readPreedit(const msgpack_object &object) {
     MapReader reader(object, 2);
     Preedit preedit;
-    for (const auto *element : reader.array("segments")) {
+    size_t length = 0, highlights = 0;
+    for (const auto *element : reader.array("segments", MAX_SEGMENTS)) {
         MapReader segment(*element, 2);
-        auto text = segment.string("text");
-        auto style = segmentStyle(segment.string("style"));
+        auto text = segment.string("text", MAX_TEXT_CHARS);
+        auto style = segmentStyle(segment.string("style", MAX_TEXT_CHARS));
         if (!segment.valid() || !style) return std::nullopt;
+        length += codePoints(text);
+        highlights += *style == SegmentStyle::Highlight;
         preedit.segments.push_back({std::move(text), *style});
     }
-    preedit.cursor = reader.unsignedInt("cursor");
-    if (!reader.valid()) return std::nullopt;
+    preedit.cursor = reader.unsignedInt("cursor", MAX_TEXT_CHARS);
+    if (!reader.valid() || length > MAX_TEXT_CHARS || preedit.cursor > length || highlights > 1) return std::nullopt;
     return preedit;
 }
 
-std::vector<std::string> utf8Characters(const std::string &text) {
+std::vector<std::string> utf8Characters(const std::string &text) {  // `text` is valid UTF-8
     std::vector<std::string> characters;
     for (auto it = text.begin(); it != text.end();) {
         auto next = fcitx::utf8::nextChar(it);
@@ -163,16 +175,16 @@ std::vector<std::string> utf8Characters(const std::string &text) {
 std::optional<CandidateWindow> readCandidateWindow(const msgpack_object &object) {
     MapReader reader(object, 4);
     CandidateWindow window;
-    for (const auto *element : reader.array("items")) {
+    for (const auto *element : reader.array("items", MAX_CANDIDATES)) {
         MapReader item(*element, 2);
-        auto text = item.string("text");
-        auto annotation = item.string("annotation");
+        auto text = item.string("text", MAX_CANDIDATE_CHARS);
+        auto annotation = item.string("annotation", MAX_ANNOTATION_CHARS);
         if (!item.valid()) return std::nullopt;
         window.items.push_back({std::move(text), std::move(annotation)});
     }
-    window.cursor = reader.unsignedInt("cursor");
-    window.pageSize = reader.unsignedInt("page_size");
-    window.labels = utf8Characters(reader.string("labels"));
+    window.cursor = reader.unsignedInt("cursor", MAX_CANDIDATES - 1);
+    window.pageSize = reader.unsignedInt("page_size", MAX_PAGE_SIZE);
+    window.labels = utf8Characters(reader.string("labels", MAX_PAGE_SIZE));
     if (!reader.valid() || window.items.empty() || window.cursor >= window.items.size() || window.pageSize == 0 ||
         window.labels.size() != window.pageSize) {
         return std::nullopt;
@@ -183,25 +195,32 @@ std::optional<CandidateWindow> readCandidateWindow(const msgpack_object &object)
 std::optional<SurroundingDeletion> readSurroundingDeletion(const msgpack_object &object) {
     MapReader reader(object, 2);
     SurroundingDeletion deletion;
-    deletion.before = reader.unsignedInt("before");
-    deletion.after = reader.unsignedInt("after");
-    if (!reader.valid() || deletion.before > MAX_TEXT_CHARS || deletion.after > MAX_TEXT_CHARS) return std::nullopt;
+    deletion.before = reader.unsignedInt("before", MAX_TEXT_CHARS);
+    deletion.after = reader.unsignedInt("after", MAX_TEXT_CHARS);
+    if (!reader.valid() || deletion.before + deletion.after == 0) return std::nullopt;
     return deletion;
+}
+
+bool isInputMode(const std::string &mode) {
+    return std::find(std::begin(INPUT_MODES), std::end(INPUT_MODES), mode) != std::end(INPUT_MODES);
 }
 
 std::optional<Output> readOutput(const msgpack_object &object) {
     MapReader reader(object, 10);
-    if (reader.unsignedInt("v") != PROTOCOL_VERSION || reader.string("t") != "output") return std::nullopt;
+    if (reader.unsignedInt("v", PROTOCOL_VERSION) != PROTOCOL_VERSION ||
+        reader.string("t", MAX_SHORT_TEXT_CHARS) != "output") {
+        return std::nullopt;
+    }
     Output output;
-    output.requestId = reader.unsignedInt("request_id");
+    output.requestId = reader.unsignedInt("request_id", REQUEST_ID_MAX);
     output.consumed = reader.boolean("consumed");
-    output.commit = reader.string("commit");
-    output.aux = reader.string("aux");
-    output.mode = reader.string("mode");
+    output.commit = reader.string("commit", MAX_TEXT_CHARS);
+    output.aux = reader.string("aux", MAX_SHORT_TEXT_CHARS);
+    output.mode = reader.string("mode", MAX_SHORT_TEXT_CHARS);
     const auto *preedit = reader.field("preedit");
     const auto *candidates = reader.field("candidates");
     const auto *deletion = reader.field("delete_surrounding");
-    if (!reader.valid()) return std::nullopt;
+    if (!reader.valid() || !isInputMode(output.mode)) return std::nullopt;
     auto decodedPreedit = readPreedit(*preedit);
     if (!decodedPreedit) return std::nullopt;
     output.preedit = std::move(*decodedPreedit);
@@ -262,15 +281,13 @@ Request selectCandidate(uint32_t index, uint64_t requestId) {
 }
 
 Request surroundingText(const std::string &text, uint32_t cursor, uint32_t anchor) {
-    if (fcitx::utf8::lengthValidated(text) == fcitx::utf8::INVALID_LENGTH) {
-        return surroundingText("", 0, 0);
-    }
-    size_t length = fcitx::utf8::length(text);
+    if (!validText(text, SIZE_MAX)) return surroundingText("", 0, 0);
+    size_t length = codePoints(text);
     size_t cursorInText = std::min<size_t>(cursor, length);
     size_t start = cursorInText > MAX_TEXT_CHARS / 2 ? cursorInText - MAX_TEXT_CHARS / 2 : 0;
     size_t startByte = byteOffset(text, start);
     std::string window = text.substr(startByte, byteOffset(text, start + MAX_TEXT_CHARS) - startByte);
-    size_t windowLength = fcitx::utf8::length(window);
+    size_t windowLength = codePoints(window);
     auto clamp = [&](uint32_t position) {
         return std::min<size_t>(position > start ? position - start : 0, windowLength);
     };
@@ -282,6 +299,7 @@ Request surroundingText(const std::string &text, uint32_t cursor, uint32_t ancho
 }
 
 std::optional<Output> decodeOutput(const std::vector<uint8_t> &bytes) {
+    if (bytes.size() > MAX_MESSAGE_BYTES) return std::nullopt;  // checked before unpacking, as codec.py does
     msgpack_unpacked unpacked;
     msgpack_unpacked_init(&unpacked);
     size_t offset = 0;

@@ -1,6 +1,8 @@
 // The few ime_protocol messages the fcitx5 addon speaks (ime_protocol/messages.py, codec.py):
-// msgpack maps {"v": 2, "t": "<tag>", <field>: <value>, ...}. The daemon validates everything it
-// sends; decoding here only checks the shapes, so a peer of another version is refused, never misread.
+// msgpack maps {"v": 2, "t": "<tag>", <field>: <value>, ...}. Encoding writes the bytes the Python codec
+// writes; decoding refuses every Output the Python codec refuses (a peer of another version, bytes that
+// are not one msgpack map, a field out of its limits), so nothing is misread. tests/test_fcitx5_codec.py
+// checks both against ime_protocol, byte for byte.
 #ifndef TSUZURI_FCITX5_PROTOCOL_H
 #define TSUZURI_FCITX5_PROTOCOL_H
 
@@ -21,7 +23,19 @@ constexpr uint32_t SUPER_MASK = 1u << 26;
 constexpr uint32_t HYPER_MASK = 1u << 27;
 constexpr uint32_t META_MASK = 1u << 28;
 
+// ime_protocol/limits.py; text lengths count code points.
+constexpr uint64_t REQUEST_ID_MAX = (1ull << 63) - 1;
+constexpr size_t MAX_MESSAGE_BYTES = 256 * 1024;
 constexpr size_t MAX_TEXT_CHARS = 4096;
+constexpr size_t MAX_CANDIDATE_CHARS = 1024;
+constexpr size_t MAX_ANNOTATION_CHARS = 256;
+constexpr size_t MAX_SHORT_TEXT_CHARS = 256;
+constexpr size_t MAX_CANDIDATES = 1000;
+constexpr size_t MAX_SEGMENTS = 256;
+constexpr size_t MAX_PAGE_SIZE = 16;
+
+// ime_protocol.messages.INPUT_MODES (Output.mode, SetInputMode).
+constexpr const char *INPUT_MODES[] = {"hiragana", "katakana", "halfwidth_katakana", "fullwidth_ascii", "direct"};
 
 // Values of ime_protocol.InputPurpose.
 enum class InputPurpose { FreeForm, Alpha, Digits, Number, Phone, Url, Email, Name, Password, Terminal };
@@ -41,9 +55,10 @@ Request focusIn(InputPurpose purpose);
 Request focusOut();
 Request reset();
 Request selectCandidate(uint32_t index, uint64_t requestId);
-// `mode`: one of ime_protocol's INPUT_MODES (hiragana, katakana, halfwidth_katakana, fullwidth_ascii, direct).
+// `mode`: one of INPUT_MODES.
 Request setInputMode(const std::string &mode);
-// `text` is cut to the protocol's limit around the cursor; positions count code points.
+// `text` is cut to the protocol's limit around the cursor; positions count code points. Text the protocol
+// cannot carry (invalid UTF-8, NUL) is sent as none. ime_protocol's SurroundingText.around_cursor is its twin.
 Request surroundingText(const std::string &text, uint32_t cursor, uint32_t anchor);
 
 enum class SegmentStyle { None, Underline, Highlight };
