@@ -10,6 +10,15 @@ seconds: latency per call (p50/p99 of keys, Space and Return), errors, the daemo
 the end (and its anonymous part at every tenth of the run), then every client disconnects (the daemon must
 reap their sessions) and N new ones connect and type once more (the daemon must still serve).
 
+`tsuzuri-bench live [--set FILE] [--limit K] [--key-interval MS] --json` turns live conversion on and starts the
+real daemon twice on a private bus, with the default model and with none; one session types each item's reading
+(romaji, key by key, one key every MS milliseconds from the previous key's send, as a person types) and then
+Space. Per key: the time from sending the key to the OutputChanged signal that carries its live conversion (and
+the keys whose signal never came); per item: the time from Space to the reply that shows the candidate window
+(with live conversion the first Space converts and the second opens the window, as in Mozc). The same keys go
+to Mozc through ../shared/tools/peers.py where it runs (its reply to a key already holds its realtime
+conversion): p50/p95/p99 of each, and the ratios model on / model off and model on / Mozc.
+
 `tsuzuri-bench engine --json` builds random-weight models of three sizes (same architecture and
 vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
 settle on an end of output, so every search runs the same max_new steps (stop tokens are ignored):
@@ -20,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import statistics
@@ -27,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 READING = "キョウハテンキガイイノデコウエンヲサンポシ"  # 21 kana
@@ -162,7 +173,7 @@ def _percentiles(values: list[float]) -> dict:
         return {"n": 0}
     ordered = sorted(values)
     at = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)  # noqa: E731
-    return {"n": len(values), "p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1], 3)}
+    return {"n": len(values), "p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": round(ordered[-1], 3)}
 
 
 SOAK_SESSIONS_PER_PROCESS = 25  # people type from many programs, and the daemon allows 64 sessions a process
@@ -294,9 +305,17 @@ async def _type_once(address: str, connect, session_class) -> bool:
         bus.disconnect()
 
 
-def _with_daemon(model: str | None, measure):
-    """Runs `measure(address, daemon_pid)` against the real daemon on a private bus; its result."""
+def _with_daemon(model: str | None, measure, config: str = ""):
+    """Runs `measure(address, daemon_pid)` against the real daemon on a private bus; its result. `config`:
+    the text of the daemon's configuration file (default: none, so the daemon writes the defaults)."""
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-") as tmp:
+        if config:
+            from daemon.config import CONFIG_FILE_NAME
+            from daemon.userdata.storage import APP_DIRECTORY
+
+            config_file = Path(tmp, "config", APP_DIRECTORY, CONFIG_FILE_NAME)
+            config_file.parent.mkdir(parents=True)
+            config_file.write_text(config, encoding="utf-8")
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                                stdout=subprocess.PIPE, text=True)
         address = bus.stdout.readline().strip()
@@ -328,6 +347,221 @@ def dbus_benchmark(size: str, keys: int) -> dict:
     return {"model": size, "keys": keys, **result}
 
 
+LIVE_SET = Path(__file__).resolve().parents[2] / "shared" / "eval" / "wac_dev.jsonl"
+PEERS = Path(__file__).resolve().parents[2] / "shared" / "tools" / "peers.py"
+LIVE_CONFIG = "[conversion]\nlive = true\n"
+LIVE_SIGNAL_TIMEOUT_S = 2.0  # a key's live conversion not signalled by then is counted missing
+LIVE_SPACES_FOR_WINDOW = 3  # Space is pressed at most this often for the candidate window to show
+
+
+def romaji_keys(reading: str) -> str | None:
+    """The keys that type `reading` (kana) with Mozc's romaji table, or None if a character has none. Each
+    kana is spelled by the table's `romanize` (the longest run with a rule: きゃ, not き + ゃ; the shortest
+    spelling), except that っ doubles the next consonant and ん is n where the composer reads it so, else nn;
+    composing the keys back must give the reading."""
+    from daemon.composer import ROMAJI_TABLE, romaji_to_kana
+    from daemon.kana import to_hiragana
+
+    kana = to_hiragana(reading)
+    chunks: list[tuple[str, str]] = []  # (kana, its romaji)
+    start = 0
+    while start < len(kana):
+        for end in range(min(start + 3, len(kana)), start, -1):
+            romaji = ROMAJI_TABLE.romanize(kana[start:end])
+            if romaji is not None:
+                chunks.append((kana[start:end], romaji))
+                start = end
+                break
+        else:
+            return None
+    keys, typed = "", ""
+    for index, (chunk, romaji) in enumerate(chunks):
+        after_kana, after_keys = chunks[index + 1] if index + 1 < len(chunks) else ("", "")
+        spellings = [*{"っ": [after_keys[:1]], "ん": ["n", "nn"]}.get(chunk, []), romaji]
+        romaji = next((spelling for spelling in spellings
+                       if romaji_to_kana(keys + spelling + after_keys) == typed + chunk + after_kana), romaji)
+        keys, typed = keys + romaji, typed + chunk
+    return keys if romaji_to_kana(keys) == kana else None
+
+
+@dataclass(frozen=True)
+class LiveItem:
+    reading: str
+    context: str
+    keys: str
+
+
+def live_items(path: Path, limit: int) -> tuple[list[LiveItem], int]:
+    """The first `limit` items of an evaluation set (JSON lines with "input" and "context") that romaji can
+    type, and how many of those first items it cannot."""
+    items, skipped = [], 0
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if len(items) + skipped >= limit:
+                break
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            keys = romaji_keys(item["input"])
+            if keys is None:
+                skipped += 1
+            else:
+                items.append(LiveItem(item["input"], item.get("context", ""), keys))
+    return items, skipped
+
+
+async def _live_typing(address: str, items: list[LiveItem], interval_s: float, timeout_s: float) -> dict:
+    """One session types every item at `interval_s` a key, then Space until the candidate window shows, then
+    Reset. A key's latency runs from its send to its live OutputChanged signal; when the signal comes after
+    the interval, the next key waits for it (or for the timeout), so every key is measured alone."""
+    from daemon.client import Session, call, connect, wait_for_status
+    from ime_protocol import Output, Reset, SurroundingText, decode
+    from ime_protocol.dbus_names import SESSION_INTERFACE
+
+    bus = await connect(address)
+    state, model, reason = await wait_for_status(bus, 120)
+    session = await Session.create(bus)
+    signalled: dict[int, float] = {}  # request id → when its live conversion arrived
+    arrived = asyncio.Event()
+
+    def on_output_changed(message) -> None:
+        if message.member == "OutputChanged" and message.path == session.path:
+            signalled[decode(bytes(message.body[0]), Output).request_id] = time.perf_counter()
+            arrived.set()
+
+    bus.add_message_handler(on_output_changed)
+    await call(bus, "AddMatch", "s", [f"type='signal',interface='{SESSION_INTERFACE}'"],
+               path="/org/freedesktop/DBus", interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+    loop = asyncio.get_running_loop()
+    measured: dict[str, list[float]] = {"key": [], "key_reply": [], "convert": [], "space": []}
+    counts = {"keys": 0, "missing_signals": 0, "late_signals": 0, "no_window": 0, "spaces_for_window": 0}
+
+    async def type_item(item: LiveItem, record: bool) -> None:
+        await session.send(SurroundingText(item.context, len(item.context), len(item.context)))
+        next_at = time.perf_counter()
+        for name in item.keys:
+            await asyncio.sleep(max(next_at - time.perf_counter(), 0))
+            sent = time.perf_counter()
+            next_at = sent + interval_s
+            request_id = (await session.key(name)).request_id
+            replied = time.perf_counter()
+            deadline = loop.time() + timeout_s
+            while request_id not in signalled and loop.time() < deadline:
+                arrived.clear()
+                try:
+                    await asyncio.wait_for(arrived.wait(), deadline - loop.time())
+                except TimeoutError:
+                    pass
+            if not record:
+                continue
+            counts["keys"] += 1
+            measured["key_reply"].append((replied - sent) * 1000)
+            if request_id in signalled:
+                measured["key"].append((signalled[request_id] - sent) * 1000)
+                counts["late_signals"] += signalled[request_id] > next_at
+            else:
+                counts["missing_signals"] += 1
+        await asyncio.sleep(max(next_at - time.perf_counter(), 0))
+        sent = time.perf_counter()
+        for spaces in range(1, LIVE_SPACES_FOR_WINDOW + 1):
+            output = await session.key("space")
+            if spaces == 1 and record:
+                measured["convert"].append((time.perf_counter() - sent) * 1000)
+            if output.candidates is not None:
+                break
+        if record:
+            if output.candidates is None:
+                counts["no_window"] += 1
+            else:
+                measured["space"].append((time.perf_counter() - sent) * 1000)
+                counts["spaces_for_window"] = max(counts["spaces_for_window"], spaces)
+        await session.send(Reset())
+
+    await type_item(items[0], record=False)  # warm-up: the dictionary, the language model, the model's session
+    for item in items:
+        await type_item(item, record=True)
+    await session.close()
+    bus.disconnect()
+    return {"model": model, "model_state": state, "model_reason": reason, **counts,
+            **{f"{kind}_ms": _percentiles(values) for kind, values in measured.items()}}
+
+
+def _mozc_typing(items: list[LiveItem], interval_s: float) -> tuple[dict | None, str]:
+    """The same keys typed into Mozc through peers.py's MozcPeer, at the same pace: Mozc answers each key
+    with its realtime conversion in the reply, so a key's latency is its round trip. (None, why) where
+    peers.py or Mozc cannot run."""
+    if not PEERS.is_file():
+        return None, f"{PEERS} not found"
+    spec = importlib.util.spec_from_file_location("tsuzuri_bench_peers", PEERS)
+    peers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peers)
+    try:
+        peer = peers.MozcPeer()
+    except (peers.PeerError, OSError, KeyError) as error:
+        return None, f"Mozc does not run: {error}"
+    measured: dict[str, list[float]] = {"key": [], "space": []}
+    no_window = 0
+    try:
+        peer.convert(peers.WARMUP_READING, 1, "ranksum")
+        for item in items:
+            session = peer._call("CreateSession")["emacs-session-id"]  # the helper's protocol, as convert() speaks it
+            next_at = time.perf_counter()
+            for name in item.keys:
+                time.sleep(max(next_at - time.perf_counter(), 0))
+                sent = time.perf_counter()
+                next_at = sent + interval_s
+                peer._call(f"SendKey {session} {ord(name)}")
+                measured["key"].append((time.perf_counter() - sent) * 1000)
+            time.sleep(max(next_at - time.perf_counter(), 0))
+            sent = time.perf_counter()
+            for _ in range(LIVE_SPACES_FOR_WINDOW):
+                output = peer._call(f"SendKey {session} space").get("output") or {}
+                if output.get("candidates"):
+                    measured["space"].append((time.perf_counter() - sent) * 1000)
+                    break
+            else:
+                no_window += 1
+            peer._call(f"DeleteSession {session}")
+    except peers.PeerError as error:
+        return None, f"Mozc failed: {error}"
+    finally:
+        peer.close()
+    return {"version": peer.version, "keys": len(measured["key"]), "no_window": no_window,
+            **{f"{kind}_ms": _percentiles(values) for kind, values in measured.items()}}, ""
+
+
+def _ratios(over: dict, under: dict | None) -> dict | None:
+    """p50/p95/p99 of `over` divided by those of `under`, for keys and Space."""
+    if under is None:
+        return None
+    ratios = {}
+    for kind in ("key_ms", "space_ms"):
+        for q in ("p50", "p95", "p99"):
+            a, b = over[kind].get(q), under[kind].get(q)
+            ratios[f"{kind[:-3]}_{q}"] = round(a / b, 2) if a is not None and b else None
+    return ratios
+
+
+def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: str | None = None,
+                   timeout_s: float = LIVE_SIGNAL_TIMEOUT_S) -> dict:
+    items, skipped = live_items(set_path, limit)
+    if not items:
+        raise SystemExit(f"tsuzuri-bench: no item of {set_path} can be typed")
+    interval_s = key_interval_ms / 1000
+
+    def typing(address: str, _pid: int) -> dict:
+        return asyncio.run(_live_typing(address, items, interval_s, timeout_s))
+
+    model_on = _with_daemon(model, typing, config=LIVE_CONFIG)
+    model_off = _with_daemon("none", typing, config=LIVE_CONFIG)
+    mozc, mozc_reason = _mozc_typing(items, interval_s)
+    return {"set": str(set_path), "items": len(items), "skipped": skipped, "key_interval_ms": key_interval_ms,
+            "signal_timeout_ms": timeout_s * 1000, "model_on": model_on, "model_off": model_off,
+            "mozc": mozc, "mozc_reason": mozc_reason or None,
+            "ratios": {"model_on_over_model_off": _ratios(model_on, model_off),
+                       "model_on_over_mozc": _ratios(model_on, mozc)}}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tsuzuri-bench", description=__doc__)
     sub = parser.add_subparsers(dest="what", required=True)
@@ -347,8 +581,20 @@ def main(argv: list[str] | None = None) -> int:
     soak.add_argument("--sessions", type=int, default=10)
     soak.add_argument("--seconds", type=float, default=60.0)
     soak.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
+    live = sub.add_parser("live", help="live conversion: key → its OutputChanged, Space → the candidate window, "
+                                       "with the model, without it, and Mozc")
+    live.add_argument("--json", action="store_true", help="print one JSON object (the default)")
+    live.add_argument("--set", type=Path, default=LIVE_SET, help=f"JSON lines with input and context "
+                                                                 f"(default {LIVE_SET})")
+    live.add_argument("--limit", type=int, default=60, help="items typed (default 60)")
+    live.add_argument("--key-interval", type=float, default=100.0, metavar="MS",
+                      help="milliseconds from one key's send to the next (default 100)")
+    live.add_argument("--model", default=None, help="model name or GGUF of the model-on run (default: the "
+                                                    "configured one)")
     args = parser.parse_args(argv)
-    if args.what == "soak":
+    if args.what == "live":
+        result = live_benchmark(args.set, args.limit, args.key_interval, args.model)
+    elif args.what == "soak":
         result = soak_benchmark(args.sessions, args.seconds, args.model)
     elif args.what == "dbus":
         result = dbus_benchmark(args.model_size, args.keys)
