@@ -27,13 +27,16 @@ MIN_READING, MAX_READING = 5, 40  # kana per input, as in the dev set
 MAX_SPAN_UNITS = 4
 CONTEXT_KEEP = 40  # characters of left context stored per pair (the jinen prompt uses the last 10)
 WAC_PASSES = 4  # WAC is small and gold: cut each sentence several ways
-TEXT_FILES = ("aozora.txt", "jglue.txt", "wikinews_headlines.txt", "wikinews_articles.txt")
-CONTINUOUS_TEXT = {"aozora.txt", "wikinews_articles.txt"}  # consecutive lines continue one text
+# react_docs.txt is left out: nearly every line has spaces between Latin and Japanese, which MeCab drops
+TEXT_FILES = ("aozora.txt", "jglue.txt", "wikinews_headlines.txt", "wikinews_articles.txt", "jaquad.txt",
+              "laws.txt", "gsd.txt", "tatoeba.txt")
+CONTINUOUS_TEXT = {"aozora.txt", "wikinews_articles.txt", "jaquad.txt", "laws.txt"}  # lines continue one text
 PAIRS_FILE, CHARS_FILE, MANIFEST_FILE = "pairs.jsonl", "chars.txt", "manifest.json"
 # Derived data keeps its sources' terms; the corpus README has the full attribution.
 ATTRIBUTION = ("Derived from: Wikipedia Annotated Corpus (Kyoto University, CC BY-SA 4.0), JGLUE (Yahoo Japan, "
-               "CC BY-SA 4.0), Japanese Wikinews (CC BY 2.5), Aozora Bunko (public domain). "
-               "See the corpus README.md for details.")
+               "CC BY-SA 4.0), JaQuAD (CC BY-SA 3.0), UD Japanese-GSD (CC BY-SA 4.0), Tatoeba (CC BY 2.0 FR), "
+               "Japanese Wikinews (CC BY 2.5), Anthy's corpus (Anthy contributors, LGPL / public domain), "
+               "e-Gov laws and Aozora Bunko (public domain). See the corpus README.md for details.")
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,21 @@ def wac_pairs(lines: Iterable[str], rng: random.Random, passes: int = WAC_PASSES
         preceding = (preceding + record["text"])[-CONTEXT_KEEP:]
 
 
+# -- Anthy's gold segments ---------------------------------------------------------------------------
+
+def anthy_pairs(lines: Iterable[str], rng: random.Random) -> Iterator[Pair]:
+    """Pairs from Anthy's corpus: each line a phrase cut into gold (reading, surface) segments; the context
+    is the phrase up to the span (the phrases are independent). The few lines whose segment lists differ
+    in length cannot be aligned and are skipped."""
+    for line in lines:
+        record = json.loads(line)
+        if len(record["surface_segments"]) != len(record["reading_segments"]):
+            continue
+        units = [Unit(surface, to_katakana(reading))
+                 for surface, reading in zip(record["surface_segments"], record["reading_segments"])]
+        yield from sentence_pairs(units, "", cut_spans(len(units), rng), "anthy")
+
+
 # -- plain text through MeCab ---------------------------------------------------------------------
 
 _ATTACHED_POS = {"助詞", "助動詞", "接尾辞", "補助記号"}
@@ -193,10 +211,15 @@ def make_tagger():
 # -- the whole corpus ---------------------------------------------------------------------------
 
 def corpus_pairs(corpus: Path, seed: int = 0, text_lines: int | None = None) -> Iterator[Pair]:
-    """WAC train pairs, then plain-text pairs (at most `text_lines` lines per text file)."""
+    """WAC train pairs, Anthy's pairs, then plain-text pairs (at most `text_lines` lines per text file)."""
     rng = random.Random(seed)
     with open(corpus / "wac" / "train.jsonl", encoding="utf-8") as f:
         yield from wac_pairs(f, rng)
+    anthy = corpus / "anthy" / "train.jsonl"
+    if anthy.is_file() and text_lines != 0:
+        with open(anthy, encoding="utf-8") as f:
+            lines = f if text_lines is None else (line for _, line in zip(range(text_lines), f))
+            yield from anthy_pairs(lines, rng)
     text_dir = corpus / "text"
     if text_lines == 0 or not any((text_dir / name).is_file() for name in TEXT_FILES):
         return

@@ -12,10 +12,16 @@ from training.gguf_writer import ModelShape
 
 IGNORE = -100  # label of positions without loss (prompt, padding)
 
+# Parameters with a vocabulary of ~8,000 (the full corpus's): tiny 0.6 M (tests), base 6.9 M (tsuzuri-base),
+# small 16 M, m25 28 M (the largest whose Q8_0 GGUF stays under 30 MB), m50 60 M, m100 110 M. README's
+# training table has their measured CPU throughput.
 CONFIGS = {
     "tiny": ModelShape(d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=160, context=256),
-    "base": ModelShape(d_model=256, n_layers=4, n_heads=4, n_kv_heads=4, d_ff=704, context=256),  # a CPU run
+    "base": ModelShape(d_model=256, n_layers=4, n_heads=4, n_kv_heads=4, d_ff=704, context=256),
     "small": ModelShape(d_model=384, n_layers=6, n_heads=6, n_kv_heads=6, d_ff=1024, context=256),
+    "m25": ModelShape(d_model=512, n_layers=6, n_heads=8, n_kv_heads=8, d_ff=1408, context=256),
+    "m50": ModelShape(d_model=640, n_layers=10, n_heads=10, n_kv_heads=10, d_ff=1728, context=256),
+    "m100": ModelShape(d_model=768, n_layers=14, n_heads=12, n_kv_heads=12, d_ff=2048, context=256),
 }
 
 
@@ -127,12 +133,15 @@ class LlamaLM(nn.Module):
             x = block(x, cos, sin)
         return self.norm(x)
 
-    def loss(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """Mean next-token cross-entropy where labels[b, t] (the token after position t) is not IGNORE."""
+    def loss(self, tokens: torch.Tensor, labels: torch.Tensor, total: float | None = None) -> torch.Tensor:
+        """Next-token cross-entropy summed where labels[b, t] (the token after position t) is not IGNORE,
+        divided by `total` (default: the number of those labels, a mean). A process of a data-parallel run
+        passes the global count over the world size, so that the averaged gradient is the global batch's."""
         # the vocabulary projection only where there is a label: prompts are about half of the tokens
         wanted = labels != IGNORE
         logits = self.lm_head(self.hidden(tokens)[wanted])
-        return F.cross_entropy(logits, labels[wanted])
+        summed = F.cross_entropy(logits.float(), labels[wanted], reduction="sum")
+        return summed / (total if total is not None else wanted.sum().clamp(min=1))
 
     def export_weights(self) -> dict[str, np.ndarray]:
         """float32 (out, in) arrays under write_gguf's names."""
@@ -152,12 +161,23 @@ class LlamaLM(nn.Module):
         return weights
 
 
+class Objective(nn.Module):
+    """The training loss as a module's forward, which DistributedDataParallel and torch.compile wrap."""
+
+    def __init__(self, model: LlamaLM):
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens: torch.Tensor, labels: torch.Tensor, total: float) -> torch.Tensor:
+        return self.model.loss(tokens, labels, total)
+
+
 def batch_tensors(examples: list[tuple[list[int], int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded token ids and labels for (ids, prompt length) examples: loss on the output tokens only."""
     length = max(len(ids) for ids, _ in examples)
-    tokens = torch.zeros((len(examples), length), dtype=torch.long)
-    labels = torch.full((len(examples), length), IGNORE, dtype=torch.long)
+    tokens = np.zeros((len(examples), length), dtype=np.int64)
+    labels = np.full((len(examples), length), IGNORE, dtype=np.int64)
     for row, (ids, n_prompt) in enumerate(examples):
-        tokens[row, :len(ids)] = torch.tensor(ids)
-        labels[row, n_prompt - 1:len(ids) - 1] = torch.tensor(ids[n_prompt:])
-    return tokens, labels
+        tokens[row, :len(ids)] = ids
+        labels[row, n_prompt - 1:len(ids) - 1] = ids[n_prompt:]
+    return torch.from_numpy(tokens), torch.from_numpy(labels)

@@ -6,16 +6,29 @@ per known character, `▁` for a space, and the UTF-8 bytes (<0xXX> tokens) of a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from training.gguf_writer import EOS, SPACE_PIECE, Vocab
-from daemon.engine.prompts import Prompt, build_prompt
+from daemon.engine.prompts import CONTEXT_START, INPUT_START, OUTPUT_START, Prompt, build_prompt
 
 PROMPT_FORMAT = "jinen"
+
+
+@dataclass(frozen=True)
+class ExampleParts:
+    """One training example as packed: the jinen prompt's context and reading texts and the target, as ids.
+    Stored apart so that a batch can drop the context (BLANK_CONTEXT) without re-tokenizing."""
+    context: list[int]
+    reading: list[int]
+    target: list[int]
 
 
 class CharTokenizer:
     def __init__(self, vocab: Vocab):
         self.ids = {piece: i for i, piece in enumerate(vocab.pieces)}
         self.byte_ids = [self.ids[f"<0x{b:02X}>"] for b in range(256)]
+        self.context_start, self.input_start, self.output_start = (
+            self.ids[marker] for marker in (CONTEXT_START, INPUT_START, OUTPUT_START))
 
     def text(self, text: str) -> list[int]:
         ids = []
@@ -33,7 +46,23 @@ class CharTokenizer:
             ids += [self.ids[text]] if is_marker else self.text(text)
         return ids
 
+    def parts(self, context: str, reading: str, surface: str) -> ExampleParts:
+        """The texts of the jinen prompt (its markers are fixed) and the target, tokenized."""
+        texts = {CONTEXT_START: "", INPUT_START: ""}
+        marker = None
+        for text, is_marker in build_prompt(PROMPT_FORMAT, reading, context).parts:
+            if is_marker:
+                marker = text
+            else:
+                texts[marker] = text
+        return ExampleParts(self.text(texts[CONTEXT_START]), self.text(texts[INPUT_START]), self.text(surface))
+
+    def assemble(self, parts: ExampleParts, with_context: bool = True) -> tuple[list[int], int]:
+        """(prompt + target + EOS ids, prompt length) of packed parts: the loss covers the tokens after the
+        prompt."""
+        prompt = [self.context_start, *(parts.context if with_context else ()), self.input_start,
+                  *parts.reading, self.output_start]
+        return prompt + parts.target + [EOS], len(prompt)
+
     def example(self, context: str, reading: str, surface: str) -> tuple[list[int], int]:
-        """(prompt + surface + EOS ids, prompt length): the loss covers the tokens after the prompt."""
-        prompt = self.prompt(build_prompt(PROMPT_FORMAT, reading, context))
-        return prompt + self.text(surface) + [EOS], len(prompt)
+        return self.assemble(self.parts(context, reading, surface))
