@@ -281,7 +281,7 @@ class Converter:
         """The merged sources, then kana and rewriters, then `last`, without duplicates or suppressed words."""
         merged = merged + [ConversionCandidate(reading, CandidateSource.KANA, "ひらがな"),
                            ConversionCandidate(to_katakana(reading), CandidateSource.KANA, "カタカナ")]
-        merged += [ConversionCandidate(r.surface, CandidateSource.REWRITER, r.annotation)
+        merged += [ConversionCandidate(r.text, CandidateSource.REWRITER, r.annotation)
                    for r in rewrite_candidates(reading, now=self.clock())]
         return unique_texts(c for c in merged + list(last) if c.text not in suppressed)
 
@@ -294,7 +294,7 @@ class Converter:
             segments = self.dictionary.convert_segments(reading, boundaries, 1)
         except DictionaryUnavailable:
             return []
-        return [(segment.reading, segment.candidates[0].surface) for segment in segments]
+        return [(segment.reading, segment.candidates[0].text) for segment in segments]
 
     def model_session(self) -> ModelSession | None:
         """A session of the neural model (its own KV state), if there is a model."""
@@ -422,7 +422,7 @@ class Converter:
         if self.dictionary is None:
             return []
         try:
-            return [ConversionCandidate(c.surface, CandidateSource.DICTIONARY, cost=c.cost,
+            return [ConversionCandidate(c.text, CandidateSource.DICTIONARY, cost=c.cost,
                                         morphemes=sum(len(b.morphemes) for b in c.segments))
                     for c in self.dictionary.convert(reading, n)]
         except DictionaryUnavailable:

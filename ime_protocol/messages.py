@@ -103,7 +103,7 @@ class SurroundingText(WireRecord):
         """A field's text as the frontends send it: cut to MAX_TEXT_CHARS around the cursor, the positions
         moved into the cut and clamped to it. A text holding what the protocol cannot carry (NUL, a lone
         surrogate) is sent as none. The fcitx5 addon's surroundingText (protocol.cpp) is its twin, tested
-        against it (tests/test_fcitx5_codec.py)."""
+        against it (tests/integration/test_fcitx5_codec.py)."""
         if not is_wire_text(text):
             return cls("", 0, 0)
         start = max(0, min(cursor, len(text)) - MAX_TEXT_CHARS // 2)

@@ -2,7 +2,7 @@
 
 Both frontends follow these rules: frontends/ibus/daemon_session.py uses the names below, and the fcitx5
 addon's frontends/fcitx5/src/daemon_session.cpp has their twins (FIELD_STATE_KINDS,
-COMPOSITION_ENDING_KINDS, MAX_REPLAYED_KEYS); tests/test_frontend_recovery.py runs both against a
+COMPOSITION_ENDING_KINDS, MAX_REPLAYED_KEYS); tests/integration/test_frontend_recovery.py runs both against a
 restarted daemon and checks that each replays exactly this list, and that the C++ names match these.
 
 A new session gets, in this order:

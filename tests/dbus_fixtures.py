@@ -115,7 +115,7 @@ def write_daemon_activation(service_dir: Path, address: str, home: Path, model: 
 
 
 def client(address: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "daemon.client", "--bus", address, *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "daemon.tools.client", "--bus", address, *args], cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -148,7 +148,7 @@ def running_daemon(address: str, home: Path, model: str | None, extra_env: dict 
 
 async def wait_until_warmed_up(session) -> None:
     """Until the daemon's warm-up is over: its last step builds the reading index reconversion needs (~3 s),
-    and until then the daemon lets the reconversion key through. `session` is a daemon.client.Session."""
+    and until then the daemon lets the reconversion key through. `session` is a daemon.tools.client.ClientSession."""
     from daemon.keys import keyval_of
     from ime_protocol import KeyEvent, Reset, SurroundingText
 

@@ -1,5 +1,5 @@
 """The fcitx5 addon and its test programs, built with cmake once per test run, for the tests that need them
-(tests/test_frontend_fcitx5.py, tests/test_fcitx5_codec.py, tests/test_frontend_recovery.py).
+(tests/integration/: test_frontend_fcitx5.py, test_fcitx5_codec.py, test_frontend_recovery.py).
 
 Needs Debian's cmake, g++, pkg-config, libfcitx5core-dev, libfcitx5utils-dev and libmsgpack-dev; the tests
 skip without them.

@@ -1,5 +1,5 @@
 """The IBus shim's daemon session (frontends/ibus/daemon_session.py) on a line protocol, for
-tests/test_frontend_recovery.py; frontends/fcitx5/test/session_test.cpp is the fcitx5 addon's, with the
+tests/integration/test_frontend_recovery.py; frontends/fcitx5/test/session_test.cpp is the fcitx5 addon's, with the
 same commands and answers. Runs under Debian's /usr/bin/python3 (python3-gi), on $DBUS_SESSION_BUS_ADDRESS.
 
     focus_in PURPOSE   surrounding xTEXT CURSOR ANCHOR   mode MODE   focus_out   reset

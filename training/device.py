@@ -157,7 +157,7 @@ def assemble(args: argparse.Namespace) -> int:
                      ensure_ascii=False), flush=True)
     if args.no_eval:
         return 0
-    from daemon.eval import main as eval_main
+    from daemon.tools.eval import main as eval_main
 
     eval_args = ["--suite", *([str(args.suite)] if args.suite else []), "--json", "--model", str(args.out)]
     return eval_main(eval_args + (["--limit", str(args.limit)] if args.limit is not None else []))

@@ -38,7 +38,7 @@ class Bunsetsu:
 class DictionaryCandidate:
     """One conversion of a reading; lower cost is better (MeCab path cost: word plus connection costs)."""
 
-    surface: str
+    text: str
     cost: int
     segments: tuple[Bunsetsu, ...]
 

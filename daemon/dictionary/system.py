@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import mmap
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -23,7 +23,7 @@ from daemon.dictionary.lexicon import Lexicon, Word
 from daemon.kana import to_hiragana, to_katakana
 
 # N-best paths repeat surfaces (the same text cut into different words), so a conversion asked for n distinct
-# surfaces reads up to this many paths per surface asked for.
+# texts reads up to this many paths per text asked for.
 PATHS_PER_CANDIDATE = 40
 # Two lines per morpheme: its surface, then reading, left id, right id, word cost and status (1 = unknown word),
 # so that a path's surface is a join of every other line. "EOS" ends a path. MeCab unescapes its option
@@ -86,7 +86,7 @@ class SystemDictionary:
         self._files()
 
     def convert(self, reading: str, n: int = 5) -> list[DictionaryCandidate]:
-        """Up to n conversions of the whole reading with distinct surfaces, cheapest first."""
+        """Up to n conversions of the whole reading with distinct texts, cheapest first."""
         reading = to_hiragana(reading)
         if not reading or n < 1:
             return []
@@ -170,12 +170,12 @@ class SystemDictionary:
         """A segment's candidates: `first` (its conversion in context), then its own N-best, then its
         hiragana and katakana forms where those are missing, ranked after every dictionary candidate."""
         candidates = [] if first is None else [first]
-        candidates += [c for c in self.convert(reading, n) if first is None or c.surface != first.surface]
+        candidates += [c for c in self.convert(reading, n) if first is None or c.text != first.text]
         candidates = candidates[:n]
         fallback_cost = max((c.cost for c in candidates), default=0) + 1
-        surfaces = {c.surface for c in candidates}
+        texts = {c.text for c in candidates}
         candidates += [DictionaryCandidate(kana, fallback_cost, (Bunsetsu(reading, kana, ()),))
-                       for kana in dict.fromkeys((reading, to_katakana(reading))) if kana not in surfaces]
+                       for kana in dict.fromkeys((reading, to_katakana(reading))) if kana not in texts]
         return Segment(reading, tuple(candidates))
 
     def _bunsetsu_candidate(self, bunsetsu: Bunsetsu) -> DictionaryCandidate:
@@ -263,8 +263,9 @@ def _as_typed(path: list[Morpheme], reading: str) -> list[Morpheme]:
     for morpheme in path:
         end = start + len(morpheme.reading)
         copied = morpheme.surface == morpheme.reading
-        typed.append(replace(morpheme, reading=reading[start:end],
-                             surface=reading[start:end] if copied else morpheme.surface))
+        # the constructor, not dataclasses.replace: this runs for every morpheme of ~120 paths a keystroke
+        typed.append(Morpheme(reading[start:end], reading[start:end] if copied else morpheme.surface,
+                              morpheme.left_id, morpheme.right_id, morpheme.cost, morpheme.unknown))
         start = end
     return typed
 

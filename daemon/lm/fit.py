@@ -50,7 +50,7 @@ class ItemCandidates:
 def collect_items(suite: Path, limit: int | None, lms: LanguageModels) -> list[ItemCandidates]:
     from daemon.converter import Converter
     from daemon.dictionary import system_dictionary
-    from daemon.eval import load_items, suite_sets
+    from daemon.tools.eval import load_items, suite_sets
 
     converter = Converter(system_dictionary(), language_models=lms)
     found = []
@@ -176,7 +176,7 @@ def per_set(items: list[ItemCandidates], correct: np.ndarray) -> dict[str, float
 
 
 def fit_command(args: argparse.Namespace) -> int:
-    from daemon.eval import SUITE_DIR
+    from daemon.tools.eval import SUITE_DIR
 
     suite = args.suite or SUITE_DIR
     sentence_lm = CharNgramLM.load(args.lm)

@@ -1,11 +1,11 @@
-"""Rewriters: extra candidates derived from the reading or a base surface.
+"""Rewriters: extra candidates derived from the reading or a base text.
 
 Each rewriter is a pure function returning `Rewrite`s; `rewrite_candidates` runs them all.
 """
 
 from datetime import datetime
 
-from daemon.rewriters.base import Rewrite, unique_by_surface
+from daemon.rewriters.base import Rewrite, unique_by_text
 from daemon.rewriters.dates import date_rewrites
 from daemon.rewriters.emoji_index import emoji_index, emoji_rewrites
 from daemon.rewriters.numbers import number_rewrites, parse_number_reading
@@ -26,17 +26,17 @@ __all__ = [
 
 
 def rewrite_candidates(
-    reading: str, surface: str | None = None, *, now: datetime | None = None
+    reading: str, text: str | None = None, *, now: datetime | None = None
 ) -> list[Rewrite]:
-    """Every rewriter's candidates for `reading`, first surface wins on duplicates.
+    """Every rewriter's candidates for `reading`, first text wins on duplicates.
 
-    Width variants are taken from `surface` when given (the selected conversion), else from
+    Width variants are taken from `text` when given (the selected conversion), else from
     the reading. `now` defaults to the local time.
     """
-    return unique_by_surface(
+    return unique_by_text(
         date_rewrites(reading, now or datetime.now())
         + number_rewrites(reading)
         + symbol_rewrites(reading)
-        + width_rewrites(surface or reading)
+        + width_rewrites(text or reading)
         + emoji_rewrites(reading)
     )

@@ -6,7 +6,7 @@ The input is either digits (half- or full-width) or a Japanese number reading su
 
 import unicodedata
 
-from daemon.rewriters.base import Rewrite, unique_by_surface
+from daemon.rewriters.base import Rewrite, unique_by_text
 from daemon.forms import to_fullwidth_ascii
 
 SOURCE = "number"
@@ -82,7 +82,7 @@ def digit_rewrites(digits: str) -> list[Rewrite]:
         rewrites.append(Rewrite(chr(_CIRCLED_ONE + value - 1), "丸数字", SOURCE))
     if value >= 10:  # below ten the hex form says nothing new
         rewrites.append(Rewrite(f"0x{value:X}", "16進数", SOURCE))
-    return unique_by_surface(rewrites)
+    return unique_by_text(rewrites)
 
 
 def to_kanji_numeral(value: int) -> str:

@@ -4,7 +4,7 @@ the F6–F10 keys write them)."""
 from daemon.forms import (has_ascii_forms, to_fullwidth_ascii, to_fullwidth_katakana, to_halfwidth_ascii,
                           to_halfwidth_katakana)
 from daemon.kana import is_kana, to_hiragana, to_katakana
-from daemon.rewriters.base import Rewrite, unique_by_surface
+from daemon.rewriters.base import Rewrite, unique_by_text
 
 SOURCE = "width"
 
@@ -24,4 +24,4 @@ def width_rewrites(text: str) -> list[Rewrite]:
             Rewrite(to_fullwidth_ascii(text), "[全]", SOURCE),
             Rewrite(to_halfwidth_ascii(text), "[半]", SOURCE),
         ]
-    return unique_by_surface(rewrites)
+    return unique_by_text(rewrites)

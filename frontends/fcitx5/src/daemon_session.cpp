@@ -22,8 +22,9 @@ const char *const ERROR_UNKNOWN_SESSION = "org.tsuzuri.Tsuzuri1.Error.UnknownSes
 constexpr uint64_t CONNECT_TIMEOUT_USEC = 3'000'000;
 
 // ime_protocol/recovery.py: what a new session is given, in FIELD_STATE_MESSAGES's order (the latest of each
-// kind sent), then the composition's keys, which COMPOSITION_ENDING_MESSAGES drop; tests/test_frontend_recovery.py
-// checks that these match it and that both frontends replay the same messages.
+// kind sent), then the composition's keys, which COMPOSITION_ENDING_MESSAGES drop;
+// tests/integration/test_frontend_recovery.py checks that these match it and that both frontends replay the
+// same messages.
 constexpr RequestKind FIELD_STATE_KINDS[] = {RequestKind::FocusIn, RequestKind::SurroundingText,
                                              RequestKind::SetInputMode};
 constexpr RequestKind COMPOSITION_ENDING_KINDS[] = {RequestKind::FocusOut, RequestKind::Reset};

@@ -1,7 +1,7 @@
 // The few ime_protocol messages the fcitx5 addon speaks (ime_protocol/messages.py, codec.py):
 // msgpack maps {"v": 2, "t": "<tag>", <field>: <value>, ...}. Encoding writes the bytes the Python codec
 // writes; decoding refuses every Output the Python codec refuses (a peer of another version, bytes that
-// are not one msgpack map, a field out of its limits), so nothing is misread. tests/test_fcitx5_codec.py
+// are not one msgpack map, a field out of its limits), so nothing is misread. tests/integration/test_fcitx5_codec.py
 // checks both against ime_protocol, byte for byte.
 #ifndef TSUZURI_FCITX5_PROTOCOL_H
 #define TSUZURI_FCITX5_PROTOCOL_H

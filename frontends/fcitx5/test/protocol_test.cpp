@@ -1,4 +1,4 @@
-// The addon's wire codec (src/protocol.cpp) on a line protocol, for tests/test_fcitx5_codec.py, which
+// The addon's wire codec (src/protocol.cpp) on a line protocol, for tests/integration/test_fcitx5_codec.py, which
 // compares it with ime_protocol byte for byte. One command a line, one answer a line; strings and bytes
 // are written "x" followed by their hex digits (so an empty one is "x").
 //

@@ -1,6 +1,6 @@
 // The addon's daemon session (src/daemon_session.cpp) on the line protocol of tests/ibus_session_driver.py,
-// the IBus shim's twin, for tests/test_frontend_recovery.py: the same commands, the same answers, on the bus
-// at $DBUS_SESSION_BUS_ADDRESS.
+// the IBus shim's twin, for tests/integration/test_frontend_recovery.py: the same commands, the same answers, on
+// the bus at $DBUS_SESSION_BUS_ADDRESS.
 //
 //   focus_in PURPOSE (free_form or password)   surrounding xTEXT CURSOR ANCHOR   mode MODE   focus_out   reset
 //   key KEYVAL REQUEST_ID TIMEOUT_MS           each answered: answered CONSUMED xPREEDIT, timeout or unavailable

@@ -20,7 +20,7 @@ from daemon.userdata.learning import (
 from daemon.userdata.storage import InvalidEntry, user_data_dir
 
 DAY = 86_400.0
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class FakeClock:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from daemon.client import ClientError, Session, call, connect, type_keys, wait_for_status
+from daemon.tools.client import ClientError, ClientSession, call, connect, type_keys, wait_for_status
 from ime_protocol import FocusIn, InputPurpose, Output, decode
 from ime_protocol.dbus_names import ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, SESSION_INTERFACE
 from tests.dbus_fixtures import client, private_bus, running_daemon
@@ -47,7 +47,7 @@ def test_missing_model_is_reported_and_dictionary_service_goes_on(bus_address, d
 
 async def test_two_sessions_are_isolated(bus_address, dictionary_daemon):
     bus = await connect(bus_address)
-    a, b = await Session.create(bus), await Session.create(bus)
+    a, b = await ClientSession.create(bus), await ClientSession.create(bus)
     for ch in "kanji":
         await a.key(ch)
     out_b = await b.key("t")
@@ -60,7 +60,7 @@ async def test_two_sessions_are_isolated(bus_address, dictionary_daemon):
 
 async def test_client_disconnect_reaps_its_sessions(bus_address, dictionary_daemon):
     owner = await connect(bus_address)
-    session = await Session.create(owner)
+    session = await ClientSession.create(owner)
     await session.key("a")
     owner.disconnect()
     other = await connect(bus_address)
@@ -78,7 +78,7 @@ async def test_client_disconnect_reaps_its_sessions(bus_address, dictionary_daem
 
 async def test_malformed_messages_get_protocol_errors_and_the_daemon_lives(bus_address, dictionary_daemon):
     bus = await connect(bus_address)
-    session = await Session.create(bus)
+    session = await ClientSession.create(bus)
     bad = [b"", b"\xc1", b"\x81\xa1v\x02", bytes(300 * 1024), b"\x92\x01\x02"]
     for data in bad:
         with pytest.raises(ClientError, match=ERROR_PROTOCOL):
@@ -100,9 +100,9 @@ async def test_malformed_messages_get_protocol_errors_and_the_daemon_lives(bus_a
 
 async def test_a_session_belongs_to_its_creator(bus_address, dictionary_daemon):
     owner, stranger = await connect(bus_address), await connect(bus_address)
-    session = await Session.create(owner)
+    session = await ClientSession.create(owner)
     with pytest.raises(ClientError, match="AccessDenied"):
-        await Session(stranger, session.path).key("a")
+        await ClientSession(stranger, session.path).key("a")
     owner.disconnect()
     stranger.disconnect()
 
@@ -122,7 +122,7 @@ async def test_twenty_clients_typing_at_once(bus_address, dictionary_daemon):
 
 async def test_password_field_commit_is_not_learned(bus_address, dictionary_daemon):
     bus = await connect(bus_address)
-    session = await Session.create(bus)
+    session = await ClientSession.create(bus)
     await session.send(FocusIn(InputPurpose.PASSWORD))
     for name in [*"himitsu", "space", "Return"]:
         await session.key(name)
@@ -166,7 +166,7 @@ async def test_reload_config_reports_bad_values_and_keeps_old_ones(bus_address, 
         config.write_text(text.replace("page_size = 9", 'page_size = "many"'), encoding="utf-8")
         (problems,) = await call(bus, "ReloadConfig")
         assert any("page_size" in p for p in problems)
-        session = await Session.create(bus)
+        session = await ClientSession.create(bus)
         for name in [*"kanji", "space", "space"]:
             out = await session.key(name)
         assert out.candidates.page_size == 9  # the old setting stayed
@@ -197,7 +197,7 @@ async def test_live_conversion_updates_arrive_as_signals(tmp_path):
             await call(listener, "AddMatch", "s", ["type='signal',interface='org.tsuzuri.Tsuzuri1.Session'"],
                        path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
                        destination="org.freedesktop.DBus")
-        session = await Session.create(bus)
+        session = await ClientSession.create(bus)
         # Typed faster than the daemon answers: all keys are in flight at once, in order.
         outputs = await asyncio.gather(*(session.key(ch) for ch in "kyouhaiitenki"))
         assert outputs[-1].preedit.text == "きょうはいいてんき"  # the key's own answer is immediate kana
@@ -217,7 +217,7 @@ async def test_stateless_convert_reveals_nothing_the_user_learned(bus_address, d
     bus = await connect(bus_address)
     try:
         (before,) = await call(bus, "Convert", "ssu", ["かんじ", "", 5])
-        session = await Session.create(bus)
+        session = await ClientSession.create(bus)
         for name in [*"kanji", "space", "space", "space", "Return"]:  # choose the third candidate
             out = await session.key(name)
         assert out.commit == before[2][0]

@@ -16,17 +16,17 @@ def dictionary() -> SystemDictionary:
     return system_dictionary()
 
 
-def surfaces(candidates) -> list[str]:
-    return [candidate.surface for candidate in candidates]
+def texts(candidates) -> list[str]:
+    return [candidate.text for candidate in candidates]
 
 
 # --- whole-reading conversion ---
 
 def test_converts_a_sentence_best_first(dictionary):
     candidates = dictionary.convert("きょうはいいてんきですね", 5)
-    assert candidates[0].surface == "今日はいい天気ですね"
+    assert candidates[0].text == "今日はいい天気ですね"
     assert len(candidates) == 5
-    assert len(set(surfaces(candidates))) == 5
+    assert len(set(texts(candidates))) == 5
     assert [c.cost for c in candidates] == sorted(c.cost for c in candidates)
 
 
@@ -56,7 +56,7 @@ def test_candidate_segments_cover_the_reading(dictionary):
     ("（ヤクワリ）", "（役割）"),
 ])
 def test_punctuation_comes_out_as_typed(dictionary, reading, expected):
-    assert dictionary.convert(reading, 1)[0].surface == expected
+    assert dictionary.convert(reading, 1)[0].text == expected
 
 
 def test_spaces_and_control_characters_pass_through(dictionary):
@@ -76,25 +76,25 @@ def test_empty_reading(dictionary):
 def test_segments_of_a_sentence(dictionary):
     segments = dictionary.segments("きょうはいいてんきですね")
     assert [s.reading for s in segments] == ["きょうは", "いいてんきですね"]
-    assert [s.candidates[0].surface for s in segments] == ["今日は", "いい天気ですね"]
-    first = surfaces(segments[0].candidates)
+    assert [s.candidates[0].text for s in segments] == ["今日は", "いい天気ですね"]
+    first = texts(segments[0].candidates)
     assert len(first) == len(set(first))
     assert {"きょうは", "キョウハ"} <= set(first)  # kana forms are always offered
 
 
 def test_moving_a_boundary_reconverts(dictionary):
     reading = "ここではきものをぬぐ"
-    assert [s.candidates[0].surface for s in dictionary.segments(reading)] == ["ここでは", "着物を", "脱ぐ"]
+    assert [s.candidates[0].text for s in dictionary.segments(reading)] == ["ここでは", "着物を", "脱ぐ"]
     shrunk = dictionary.convert_segments(reading, [3])  # ここでは → ここで: は starts the next segment
     assert [s.reading for s in shrunk] == ["ここで", "はきものを", "ぬぐ"]
-    assert [s.candidates[0].surface for s in shrunk] == ["ここで", "履物を", "脱ぐ"]
+    assert [s.candidates[0].text for s in shrunk] == ["ここで", "履物を", "脱ぐ"]
 
 
 def test_fixed_boundaries_are_kept(dictionary):
     reading = "きょうはいいてんきですね"
     assert [s.reading for s in dictionary.convert_segments(reading, [2, 12])] == ["きょ", "うはいいてんきですね"]
     whole = dictionary.convert_segments(reading, [len(reading)])
-    assert [s.candidates[0].surface for s in whole] == ["今日はいい天気ですね"]
+    assert [s.candidates[0].text for s in whole] == ["今日はいい天気ですね"]
 
 
 @pytest.mark.parametrize("boundaries", [[0], [13], [5, 3], [4, 4]])

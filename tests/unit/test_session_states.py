@@ -1,6 +1,6 @@
 """The session's state machine on an in-memory conversion (tests/fake_conversion.py): phases, segments,
-resizing, the candidate window and learning, without the dictionary. tests/test_session.py drives the same
-machine with the real dictionary as a regression layer."""
+resizing, the candidate window and learning, without the dictionary. tests/integration/test_session.py drives the
+same machine with the real dictionary as a regression layer."""
 
 import pytest
 

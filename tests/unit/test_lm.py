@@ -177,7 +177,7 @@ def test_a_feature_that_nearly_separates_the_answers_keeps_a_finite_weight():
 def test_converter_rescores_with_the_language_model(lm, monkeypatch):
     dictionary = system_dictionary()
     reading = "かいとう"
-    top = [c.surface for c in dictionary.convert(reading, 10)]
+    top = [c.text for c in dictionary.convert(reading, 10)]
     favourite = max(top, key=lambda text: lm.score([text])[0])
     monkeypatch.setattr(converter_module, "weights_for", lambda reading, context, model_ready: Weights(lm=1.0))
     with_lm = Converter(dictionary=dictionary, language_models=LanguageModels.one(lm)).candidates(reading)
@@ -207,7 +207,7 @@ def test_training_sources_are_the_training_splits_only(tmp_path):
 def test_eval_takes_the_language_model_it_is_given(lm, tmp_path):
     import argparse
 
-    from daemon.eval import ConverterUnavailable, _language_models
+    from daemon.tools.eval import ConverterUnavailable, _language_models
 
     path = tmp_path / "lm.bin"
     lm.save(path)
@@ -257,7 +257,7 @@ def test_the_list_keeps_n_of_the_rescored_candidates_besides_the_dictionarys_fir
     assert len(converter.rescoring_pool(reading)) > 2 * n  # the rescoring chooses among more than are shown
     shown = [c.text for c in converter.candidates(reading, n=n) if c.source == "dictionary"]
     assert len(shown) <= 2 * n
-    assert set(shown) >= {c.surface for c in dictionary.convert(reading, n)}
+    assert set(shown) >= {c.text for c in dictionary.convert(reading, n)}
     assert len(converter.rescoring_pool(reading)) <= RESCORED_TOP
 
 
@@ -271,13 +271,13 @@ def test_unlikely_candidates_come_after_the_kana_forms(monkeypatch):
     reading = "きしゃ"
     best = dictionary.convert(reading, 1)[0].cost
     kana_form = "キシャ"  # the dictionary's entry of it is the same candidate as the kana form
-    far = {c.surface for c in dictionary.convert(reading, 10)
+    far = {c.text for c in dictionary.convert(reading, 10)
            if (c.cost - best) * 2 / 1000 > UNLIKELY_SCORE_GAP} - {kana_form}
     listed = [c.text for c in converter.candidates(reading)]
     kana_at = listed.index(kana_form)
     assert far and far <= set(listed[kana_at + 1:])  # still listed, after the kana forms
     assert not far & set(listed[:kana_at])
-    assert listed[0] == dictionary.convert(reading, 1)[0].surface
+    assert listed[0] == dictionary.convert(reading, 1)[0].text
 
 
 def test_the_cut_keeps_the_rescored_order():
@@ -295,9 +295,9 @@ def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():
     converter = Converter(dictionary=dictionary, language_models=load_language_models())
     short = "きょうはいいてんき"
     assert len(short) < LATTICE_MIN_READING_CHARS
-    top = [c.surface for c in dictionary.convert(short, RESCORED_TOP)]
+    top = [c.text for c in dictionary.convert(short, RESCORED_TOP)]
     assert [c.text for c in converter.rescoring_pool(short)] == top
     long = "きょうはいいてんきなのでさんぽにいきました"
     assert len(long) >= LATTICE_MIN_READING_CHARS
-    top = {c.surface for c in dictionary.convert(long, RESCORED_TOP)}
+    top = {c.text for c in dictionary.convert(long, RESCORED_TOP)}
     assert {c.text for c in converter.rescoring_pool(long)} - top  # paths MeCab's 10-best does not have

@@ -202,7 +202,7 @@ def test_import_google_export(dictionary_path, tmp_path):
     assert len(UserDictionary(dictionary_path)) == 3
 
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_import_mozc_export_fixture(dictionary_path):

@@ -18,8 +18,8 @@ import pytest
 
 from tests.dbus_fixtures import running_daemon, wait_until_warmed_up, write_daemon_activation
 from tests.real_window import Window, x_display
-from tests.test_frontend_fcitx5 import addon_build, fcitx_bus, fcitx_root  # noqa: F401 (fixtures)
-from tests.test_frontend_ibus import ibus_env  # noqa: F401 (fixture)
+from tests.integration.test_frontend_fcitx5 import addon_build, fcitx_bus, fcitx_root  # noqa: F401 (fixtures)
+from tests.integration.test_frontend_ibus import ibus_env  # noqa: F401 (fixture)
 
 NO_MODEL = "/nonexistent/model.gguf"
 
@@ -187,12 +187,12 @@ def activated_daemon(service_dir: Path, address: str, home: Path):
 
 def wait_until_the_daemon_reconverts(address: str) -> None:
     """The daemon builds the reading index reconversion needs once started (~3 s): waits for it."""
-    from daemon.client import Session, connect
+    from daemon.tools.client import ClientSession, connect
 
     async def wait() -> None:
         bus = await connect(address)
         try:
-            session = await Session.create(bus)
+            session = await ClientSession.create(bus)
             await wait_until_warmed_up(session)
             await session.close()
         finally:

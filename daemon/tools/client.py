@@ -85,13 +85,15 @@ async def wait_for_status(bus: MessageBus, seconds: float) -> tuple[str, str, st
         bus.remove_message_handler(on_status_changed)
 
 
-class Session:
+class ClientSession:
+    """A daemon session seen from this client: its object path on the bus, and the calls it takes."""
+
     def __init__(self, bus: MessageBus, path: str):
         self.bus = bus
         self.path = path
 
     @classmethod
-    async def create(cls, bus: MessageBus) -> Session:
+    async def create(cls, bus: MessageBus) -> ClientSession:
         return cls(bus, (await call(bus, "CreateSession"))[0])
 
     async def send(self, message) -> Output:
@@ -120,7 +122,7 @@ def output_summary(output: Output, committed: str) -> dict:
 
 
 async def type_keys(bus: MessageBus, keys: str, named: list[str]) -> dict:
-    session = await Session.create(bus)
+    session = await ClientSession.create(bus)
     committed = ""
     output = None
     try:
@@ -133,7 +135,7 @@ async def type_keys(bus: MessageBus, keys: str, named: list[str]) -> dict:
 
 
 async def repl(bus: MessageBus) -> None:
-    session = await Session.create(bus)
+    session = await ClientSession.create(bus)
     print("type romaji; words in <angle brackets> are key names (<space> <Return> <F7>); Ctrl-D quits")
     loop = asyncio.get_running_loop()
     try:

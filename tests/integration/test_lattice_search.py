@@ -81,7 +81,7 @@ def test_dictionary_cost_alone_is_mecabs_viterbi(reading):
     best = best_paths(dictionary.lattice(reading, None), lm, Weights(cost=-1.0), n=1, beam=100_000,
                       margin=float("inf"))[0]
     mecab = dictionary.convert(reading, 1)[0]
-    assert (best.text, best.cost) == (mecab.surface, mecab.cost)
+    assert (best.text, best.cost) == (mecab.text, mecab.cost)
 
 
 def test_paths_spell_the_reading_as_typed():

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from daemon.bench import live_benchmark, live_items, romaji_keys
+from daemon.tools.bench import live_benchmark, live_items, romaji_keys
 
 ITEMS = [
     {"input": "キョウハイイテンキ", "context": "", "expected": ["今日はいい天気"]},
@@ -62,7 +62,7 @@ def test_live_typing_measures_every_key_with_and_without_the_model(tmp_path, mod
 
 
 def test_without_peers_py_mozc_is_null_with_the_reason(tmp_path, monkeypatch):
-    import daemon.bench
+    import daemon.tools.bench
 
-    monkeypatch.setattr(daemon.bench, "PEERS", tmp_path / "peers.py")
-    assert daemon.bench._mozc_typing([], 0.1) == (None, f"{tmp_path / 'peers.py'} not found")
+    monkeypatch.setattr(daemon.tools.bench, "PEERS", tmp_path / "peers.py")
+    assert daemon.tools.bench._mozc_typing([], 0.1) == (None, f"{tmp_path / 'peers.py'} not found")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon import eval as tsuzuri_eval
-from daemon.eval import char_error_rate, load_items, main
+from daemon.tools import eval as tsuzuri_eval
+from daemon.tools.eval import char_error_rate, load_items, main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 KEYS = {"acc@1", "acc@n", "mincer", "n", "p50_ms", "p95_ms", "mode", "items"}
 
 ITEMS = [
@@ -178,7 +178,7 @@ def test_modes_come_from_one_registry(items_file, capsys, monkeypatch):
 
 
 def test_runs_as_a_module(items_file):
-    done = subprocess.run([sys.executable, "-m", "daemon.eval", str(items_file), "--json"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "daemon.tools.eval", str(items_file), "--json"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert set(last_json_line(done.stdout)) == KEYS

@@ -15,10 +15,11 @@ import pytest
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
-from daemon import install, sd_notify
+from daemon import sd_notify
+from daemon.tools import install
 from tests.dbus_fixtures import activating_bus
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BUS_NAME = "org.tsuzuri.Tsuzuri1"
 OBJECT_PATH = "/org/tsuzuri/Tsuzuri1"
 PACKAGED_DAEMON = Path("/usr/bin/tsuzuri-daemon")  # what the reference copies in systemd/ are rendered for
@@ -212,7 +213,7 @@ def test_reference_copies_in_systemd_folder_are_rendered_from_the_templates():
     for service_file in install.SERVICE_FILES:
         assert (REPO / "systemd" / service_file.name).read_text(encoding="utf-8") == \
             service_file.render(PACKAGED_DAEMON), (
-                f"systemd/{service_file.name} is stale: regenerate it with `python -m daemon.install "
+                f"systemd/{service_file.name} is stale: regenerate it with `python -m daemon.tools.install "
                 f"--daemon {PACKAGED_DAEMON} --output-dir systemd`")
 
 

@@ -20,7 +20,7 @@ from ime_protocol import (INPUT_MODES, MAX_CANDIDATES, MAX_MESSAGE_BYTES, MAX_PA
                           ProtocolError, Reset, SegmentStyle, SelectCandidate, SetInputMode, SurroundingDeletion,
                           SurroundingText, decode, encode)
 from tests.fcitx5_build import ADDON_SOURCE, build_addon
-from tests.test_protocol import (GARBAGE, LIMIT_CASES, OUTPUT, STRATEGIES, UINT32, REQUEST_IDS, locations, maps_in,
+from tests.unit.test_protocol import (GARBAGE, LIMIT_CASES, OUTPUT, STRATEGIES, UINT32, REQUEST_IDS, locations, maps_in,
                                  patched, texts)
 
 HEADER = (ADDON_SOURCE / "src" / "protocol.h").read_text(encoding="utf-8")

@@ -21,12 +21,12 @@ from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
 NOW = datetime(2026, 11, 29, 19, 48)  # a Sunday
 
 
-def surfaces(rewrites: list[Rewrite]) -> list[str]:
-    return [rewrite.surface for rewrite in rewrites]
+def texts(rewrites: list[Rewrite]) -> list[str]:
+    return [rewrite.text for rewrite in rewrites]
 
 
 def annotated(rewrites: list[Rewrite]) -> dict[str, str]:
-    return {rewrite.surface: rewrite.annotation for rewrite in rewrites}
+    return {rewrite.text: rewrite.annotation for rewrite in rewrites}
 
 
 # --- numbers -----------------------------------------------------------------------------
@@ -62,15 +62,15 @@ def test_small_numbers_get_roman_and_circled_forms():
 
 
 def test_full_width_digits_are_read_as_numbers():
-    assert surfaces(number_rewrites("１２３")) == surfaces(number_rewrites("123"))
+    assert texts(number_rewrites("１２３")) == texts(number_rewrites("123"))
 
 
 def test_leading_zeros_keep_only_digit_forms():
-    assert surfaces(number_rewrites("007")) == ["007", "００７", "〇〇七"]
+    assert texts(number_rewrites("007")) == ["007", "００７", "〇〇七"]
 
 
 def test_zero():
-    assert surfaces(number_rewrites("0")) == ["0", "０", "〇", "零"]
+    assert texts(number_rewrites("0")) == ["0", "０", "〇", "零"]
 
 
 @pytest.mark.parametrize(
@@ -124,7 +124,7 @@ def test_non_number_readings(reading):
 
 
 def test_number_reading_gives_the_number_forms():
-    assert surfaces(number_rewrites("ひゃくにじゅうさん"))[:3] == ["123", "１２３", "百二十三"]
+    assert texts(number_rewrites("ひゃくにじゅうさん"))[:3] == ["123", "１２３", "百二十三"]
 
 
 @given(st.integers(min_value=1, max_value=10**20 - 1))
@@ -157,36 +157,36 @@ def test_today_in_every_format():
      ("きのう", "2026/11/28"), ("おととい", "2026/11/27")],
 )
 def test_relative_days(reading, expected):
-    assert surfaces(date_rewrites(reading, NOW))[0] == expected
+    assert texts(date_rewrites(reading, NOW))[0] == expected
 
 
 def test_relative_days_cross_years():
-    assert "2027年1月1日" in surfaces(date_rewrites("あした", datetime(2026, 12, 31, 9, 0)))
+    assert "2027年1月1日" in texts(date_rewrites("あした", datetime(2026, 12, 31, 9, 0)))
 
 
 def test_era_boundaries():
-    assert "令和元年5月1日" in surfaces(date_rewrites("きょう", datetime(2019, 5, 1)))
-    assert "平成31年4月30日" in surfaces(date_rewrites("きょう", datetime(2019, 4, 30)))
+    assert "令和元年5月1日" in texts(date_rewrites("きょう", datetime(2019, 5, 1)))
+    assert "平成31年4月30日" in texts(date_rewrites("きょう", datetime(2019, 4, 30)))
     assert "日付 和暦" not in annotated(date_rewrites("きょう", datetime(1900, 1, 1))).values()
 
 
 @pytest.mark.parametrize("reading", ["いま", "じこく"])
 def test_time(reading):
-    assert surfaces(date_rewrites(reading, NOW)) == ["19:48", "19時48分", "午後7時48分"]
+    assert texts(date_rewrites(reading, NOW)) == ["19:48", "19時48分", "午後7時48分"]
 
 
 def test_time_around_midnight_and_noon():
-    assert surfaces(date_rewrites("いま", datetime(2026, 1, 1, 0, 5)))[-1] == "午前0時5分"
-    assert surfaces(date_rewrites("いま", datetime(2026, 1, 1, 12, 0)))[-1] == "午後0時0分"
-    assert surfaces(date_rewrites("いま", datetime(2026, 1, 1, 9, 5)))[0] == "9:05"
+    assert texts(date_rewrites("いま", datetime(2026, 1, 1, 0, 5)))[-1] == "午前0時5分"
+    assert texts(date_rewrites("いま", datetime(2026, 1, 1, 12, 0)))[-1] == "午後0時0分"
+    assert texts(date_rewrites("いま", datetime(2026, 1, 1, 9, 5)))[0] == "9:05"
 
 
 def test_years():
-    assert surfaces(date_rewrites("ことし", NOW)) == ["2026年", "令和8年"]
-    assert surfaces(date_rewrites("らいねん", NOW)) == ["2027年", "令和9年"]
-    assert surfaces(date_rewrites("きょねん", NOW)) == ["2025年", "令和7年"]
+    assert texts(date_rewrites("ことし", NOW)) == ["2026年", "令和8年"]
+    assert texts(date_rewrites("らいねん", NOW)) == ["2027年", "令和9年"]
+    assert texts(date_rewrites("きょねん", NOW)) == ["2025年", "令和7年"]
     # 2019 belongs to two eras.
-    assert surfaces(date_rewrites("ことし", datetime(2019, 8, 1))) == ["2019年", "平成31年", "令和元年"]
+    assert texts(date_rewrites("ことし", datetime(2019, 8, 1))) == ["2019年", "平成31年", "令和元年"]
 
 
 def test_other_readings_have_no_dates():
@@ -203,12 +203,12 @@ def test_kana_variants():
 
 
 def test_half_width_katakana_input_gives_the_same_variants():
-    assert surfaces(width_rewrites("ﾊﾟｿｺﾝ")) == ["ぱそこん", "パソコン", "ﾊﾟｿｺﾝ"]
+    assert texts(width_rewrites("ﾊﾟｿｺﾝ")) == ["ぱそこん", "パソコン", "ﾊﾟｿｺﾝ"]
 
 
 def test_ascii_width_variants():
     assert annotated(width_rewrites("abc 1")) == {"ａｂｃ\u3000１": "[全]", "abc 1": "[半]"}
-    assert surfaces(width_rewrites("ＡＢＣ")) == ["ＡＢＣ", "ABC"]
+    assert texts(width_rewrites("ＡＢＣ")) == ["ＡＢＣ", "ABC"]
 
 
 def test_text_without_kana_or_ascii_has_no_width_variants():
@@ -229,10 +229,10 @@ def test_half_width_katakana_round_trips(text):
 
 
 def test_symbols():
-    assert surfaces(symbol_rewrites("やじるし"))[:5] == ["→", "←", "↑", "↓", "⇒"]
-    assert surfaces(symbol_rewrites("まる")) == ["○", "●", "◎", "◯"]
-    assert surfaces(symbol_rewrites("ほし")) == ["☆", "★"]
-    assert "「」" in surfaces(symbol_rewrites("かっこ"))
+    assert texts(symbol_rewrites("やじるし"))[:5] == ["→", "←", "↑", "↓", "⇒"]
+    assert texts(symbol_rewrites("まる")) == ["○", "●", "◎", "◯"]
+    assert texts(symbol_rewrites("ほし")) == ["☆", "★"]
+    assert "「」" in texts(symbol_rewrites("かっこ"))
     assert all(r.annotation == "記号" and r.source == "symbol" for r in symbol_rewrites("しかく"))
     assert symbol_rewrites("ねこ") == []
 
@@ -262,13 +262,13 @@ def test_name_keys_drop_non_kana_and_particles():
      ("わらい", {"🤣"}), ("すし", {"🍣"}), ("ほし", {"⭐"}), ("にほん", {"🇯🇵"})],
 )
 def test_emoji_from_japanese_readings(reading, expected):
-    found = surfaces(emoji_rewrites(reading))
+    found = texts(emoji_rewrites(reading))
     assert expected <= set(found)
     assert all(r.annotation == "絵文字" for r in emoji_rewrites(reading))
 
 
 def test_emoji_best_match_first_and_limited():
-    assert surfaces(emoji_rewrites("ねこ"))[0] == "🐈"  # ":ネコ:" itself before ":ネコの顔:"
+    assert texts(emoji_rewrites("ねこ"))[0] == "🐈"  # ":ネコ:" itself before ":ネコの顔:"
     assert len(emoji_rewrites("かお", limit=5)) == 5
 
 
@@ -283,7 +283,7 @@ def test_emoji_supplement_uses_real_fully_qualified_emoji():
 
 
 def test_emoji_skips_skin_tone_and_unqualified_variants():
-    found = surfaces(emoji_rewrites("さむずあっぷ"))
+    found = texts(emoji_rewrites("さむずあっぷ"))
     assert found == ["👍"]
 
 
@@ -292,20 +292,20 @@ def test_emoji_skips_skin_tone_and_unqualified_variants():
 
 def test_rewrite_candidates_combines_and_deduplicates():
     found = rewrite_candidates("123", now=NOW)
-    assert surfaces(found).count("１２３") == 1
+    assert texts(found).count("１２３") == 1
     assert found[0] == Rewrite("123", "[半]", "number")
 
 
-def test_rewrite_candidates_take_width_variants_from_the_surface():
-    found = surfaces(rewrite_candidates("ぐーぐる", "Google", now=NOW))
+def test_rewrite_candidates_take_width_variants_from_the_text():
+    found = texts(rewrite_candidates("ぐーぐる", "Google", now=NOW))
     assert "Ｇｏｏｇｌｅ" in found
     assert "グーグル" not in found
 
 
 def test_rewrite_candidates_for_today():
     found = rewrite_candidates("きょう", now=NOW)
-    assert found[0].surface == "2026/11/29"
-    assert "キョウ" in surfaces(found)
+    assert found[0].text == "2026/11/29"
+    assert "キョウ" in texts(found)
 
 
 
@@ -314,7 +314,7 @@ def test_the_width_candidates_are_what_the_f9_and_f10_keys_write():
     from daemon.composer import Composer, Transliteration
 
     typed = 'a"b-c~\\'
-    full, half = (r.surface for r in width_rewrites(typed))
+    full, half = (r.text for r in width_rewrites(typed))
     composer = Composer().insert(typed)
     assert full == composer.transliterate(Transliteration.FULLWIDTH_ASCII) == "ａ”ｂ−ｃ〜￥"
     assert half == composer.transliterate(Transliteration.HALFWIDTH_ASCII) == typed

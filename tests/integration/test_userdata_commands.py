@@ -17,7 +17,7 @@ from daemon.userdata.storage import UnwritableStore
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.dbus_fixtures import client, multi_user_bus, private_bus, running_daemon
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture(scope="module")

@@ -130,11 +130,11 @@ def _rss_mib(pid: int, field: str = "VmRSS") -> float:
 
 
 async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
-    from daemon.client import Session, call, connect, wait_for_status
+    from daemon.tools.client import ClientSession, call, connect, wait_for_status
 
     bus = await connect(address)
     await wait_for_status(bus, 30)
-    session = await Session.create(bus)
+    session = await ClientSession.create(bus)
 
     async def timed(fn) -> float:
         start = time.perf_counter()
@@ -148,7 +148,7 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
     sessions = []
     for count in (1, 10, 50):
         while len(sessions) < count:
-            s = await Session.create(bus)
+            s = await ClientSession.create(bus)
             for name in ["k", "a", "n", "j", "i", "space"]:  # one model conversion per session
                 await s.key(name)
             sessions.append(s)
@@ -185,7 +185,7 @@ def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
     has typed and converted once (its memory is then in place); RSS is read then and after the typing."""
     from concurrent.futures import ProcessPoolExecutor, wait
 
-    from daemon.client import connect, wait_for_status
+    from daemon.tools.client import connect, wait_for_status
 
     async def status() -> tuple[str, str, str]:
         bus = await connect(address)
@@ -235,14 +235,14 @@ def _soak_crowd(address: str, indices: list[int], start_at: float, until: float)
 async def _typists(address: str, indices: list[int], start_at: float, until: float) -> dict:
     import random
 
-    from daemon.client import ClientError, Session, connect
+    from daemon.tools.client import ClientError, ClientSession, connect
 
     latencies: dict[str, list[float]] = {kind: [] for kind in SOAK_KINDS}
     errors: list[str] = []
 
     async def typist(index: int) -> str:
         bus = await connect(address)
-        session = await Session.create(bus)
+        session = await ClientSession.create(bus)
         rng = random.Random(index)
         # Warm-up: two phrases, the second with the first as left context (the model's first call for
         # this session), so that the session's memory is in place before RSS is read.
@@ -267,7 +267,7 @@ async def _typists(address: str, indices: list[int], start_at: float, until: flo
 
 
 async def _count_reaped(address: str, paths: list[str]) -> int:
-    from daemon.client import ClientError, call, connect
+    from daemon.tools.client import ClientError, call, connect
 
     bus = await connect(address)
     reaped = 0
@@ -285,10 +285,10 @@ async def _count_reaped(address: str, paths: list[str]) -> int:
 
 
 def _churn_crowd(address: str, count: int) -> int:
-    from daemon.client import Session, connect
+    from daemon.tools.client import ClientSession, connect
 
     async def crowd() -> int:
-        return sum(await asyncio.gather(*(_type_once(address, connect, Session) for _ in range(count))))
+        return sum(await asyncio.gather(*(_type_once(address, connect, ClientSession) for _ in range(count))))
     return asyncio.run(crowd())
 
 
@@ -347,8 +347,8 @@ def dbus_benchmark(size: str, keys: int) -> dict:
     return {"model": size, "keys": keys, **result}
 
 
-LIVE_SET = Path(__file__).resolve().parents[2] / "shared" / "eval" / "wac_dev.jsonl"
-PEERS = Path(__file__).resolve().parents[2] / "shared" / "tools" / "peers.py"
+LIVE_SET = Path(__file__).resolve().parents[3] / "shared" / "eval" / "wac_dev.jsonl"
+PEERS = Path(__file__).resolve().parents[3] / "shared" / "tools" / "peers.py"
 LIVE_CONFIG = "[conversion]\nlive = true\n"
 LIVE_SIGNAL_TIMEOUT_S = 2.0  # a key's live conversion not signalled by then is counted missing
 LIVE_SPACES_FOR_WINDOW = 3  # Space is pressed at most this often for the candidate window to show
@@ -414,13 +414,13 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float, t
     """One session types every item at `interval_s` a key, then Space until the candidate window shows, then
     Reset. A key's latency runs from its send to its live OutputChanged signal; when the signal comes after
     the interval, the next key waits for it (or for the timeout), so every key is measured alone."""
-    from daemon.client import Session, call, connect, wait_for_status
+    from daemon.tools.client import ClientSession, call, connect, wait_for_status
     from ime_protocol import Output, Reset, SurroundingText, decode
     from ime_protocol.dbus_names import SESSION_INTERFACE
 
     bus = await connect(address)
     state, model, reason = await wait_for_status(bus, 120)
-    session = await Session.create(bus)
+    session = await ClientSession.create(bus)
     signalled: dict[int, float] = {}  # request id → when its live conversion arrived
     arrived = asyncio.Event()
 

@@ -126,12 +126,12 @@ def fuzz_in_process(count: int, seed: int) -> dict:
 async def _fuzz_dbus(address: str, count: int, seed: int) -> dict:
     from dbus_fast import Message, MessageType
 
-    from daemon.client import Session, call, connect, wait_for_status
+    from daemon.tools.client import ClientSession, call, connect, wait_for_status
     from ime_protocol.dbus_names import BUS_NAME, ERROR_PROTOCOL, SESSION_INTERFACE
 
     bus = await connect(address)
     await wait_for_status(bus, 60)
-    sessions = [await Session.create(bus) for _ in range(4)]
+    sessions = [await ClientSession.create(bus) for _ in range(4)]
     rng = random.Random(seed + 1)
     answered = refused = crashes = hangs = 0
     slowest = 0.0
@@ -172,7 +172,7 @@ async def _fuzz_dbus(address: str, count: int, seed: int) -> dict:
 
 
 def fuzz_over_dbus(count: int, seed: int) -> dict:
-    from daemon.bench import _with_daemon
+    from daemon.tools.bench import _with_daemon
 
     return _with_daemon("none", lambda address, _pid: asyncio.run(_fuzz_dbus(address, count, seed)))
 

@@ -36,7 +36,7 @@ ConvertFunction = Callable[[str, str, int], list[str]]
 _MOZC_EXPECTED = "Conversion Expected"  # rank 0: the top-1 conversion must equal `argument`
 _PROGRESS_STEPS = 10
 DEFAULT_RERANK_WEIGHT = 0.005
-SUITE_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "eval"  # ../shared/eval from the repository
+SUITE_DIR = Path(__file__).resolve().parents[3] / "shared" / "eval"  # ../shared/eval from the repository
 
 
 class ConverterUnavailable(RuntimeError):
@@ -67,7 +67,7 @@ def _loaded_engine(options: argparse.Namespace, mode: str):
 
 def _dictionary_converter(options: argparse.Namespace) -> ConvertFunction:
     dictionary = _loaded_dictionary()
-    return lambda reading, context, n: [candidate.surface for candidate in dictionary.convert(reading, n)]
+    return lambda reading, context, n: [candidate.text for candidate in dictionary.convert(reading, n)]
 
 
 def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: bool = False,
@@ -80,7 +80,7 @@ def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: b
         dictionary = _loaded_dictionary() if dictionary_draft or constrained else None
 
         def convert(reading: str, context: str, n: int) -> list[str]:
-            draft = dictionary.convert(reading, 1)[0].surface if dictionary_draft else None
+            draft = dictionary.convert(reading, 1)[0].text if dictionary_draft else None
             words = spellings(dictionary, reading) if constrained else None
             return [c.text for c in session.convert(reading, context, width(n), draft, words)
                     if c.source == "model"]

@@ -7,7 +7,7 @@ import pytest
 
 from dbus_fast import Message, MessageType
 
-from daemon.client import ClientError, Session, call, connect
+from daemon.tools.client import ClientError, ClientSession, call, connect
 from daemon.userdata.learning import LearningHistory
 from ime_protocol.dbus_names import BUS_NAME, SESSION_INTERFACE, SESSION_PATH_PREFIX
 from tests.dbus_fixtures import client, private_bus, running_daemon, wait_until_warmed_up
@@ -39,7 +39,7 @@ async def test_oversized_unknown_session_calls_from_many_clients_do_not_stop_the
         assert daemon.poll() is None
         bus = await connect(address)
         try:
-            session = await Session.create(bus)
+            session = await ClientSession.create(bus)
             for key in "kanji":
                 out = await session.key(key)
             assert out.preedit.text == "かんじ"
@@ -62,7 +62,7 @@ async def test_the_daemons_memory_stays_flat_over_thousands_of_conversions_throu
     with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL) as daemon:
         bus = await connect(address)
         try:
-            session = await Session.create(bus)
+            session = await ClientSession.create(bus)
             await wait_until_warmed_up(session)
 
             async def convert_twice(i: int) -> None:
@@ -82,7 +82,7 @@ async def test_the_daemons_memory_stays_flat_over_thousands_of_conversions_throu
             bus.disconnect()
 
 
-async def commit_third_candidate(session: Session, romaji: str) -> str:
+async def commit_third_candidate(session: ClientSession, romaji: str) -> str:
     for key in [*romaji, "space", "space", "space", "Return"]:
         out = await session.key(key)
     return out.commit
@@ -93,7 +93,7 @@ async def test_kill_9_loses_no_committed_choice(tmp_path):
     with private_bus() as address:
         with running_daemon(address, tmp_path, NO_MODEL) as daemon:
             bus = await connect(address)
-            session = await Session.create(bus)
+            session = await ClientSession.create(bus)
             chosen = {reading: await commit_third_candidate(session, romaji)
                       for reading, romaji in (("かんじ", "kanji"), ("きしゃ", "kisha"), ("こうえん", "kouen"))}
             daemon.kill()  # right after the last answer, long before a periodic save
@@ -109,7 +109,7 @@ async def test_an_unreadable_learning_file_is_reported_and_typing_goes_on(tmp_pa
     with private_bus() as address:
         with running_daemon(address, tmp_path, NO_MODEL) as daemon:
             bus = await connect(address)
-            session = await Session.create(bus)
+            session = await ClientSession.create(bus)
             assert await commit_third_candidate(session, "kanji")
             bus.disconnect()
             daemon.terminate()
@@ -127,7 +127,7 @@ async def test_hostile_and_huge_readings_are_answered_quickly_and_others_keep_ty
             with pytest.raises(ClientError, match="InvalidArgs.*after NFKC"):
                 await call(bus, "Convert", "ssu", ["\ufdfa" * 100, "", 5])  # 100 characters, 1,800 after NFKC
             assert (await call(bus, "Convert", "ssu", ["\x01\x02\uee00", "", 5]))[0] == []
-            session = await Session.create(bus)
+            session = await ClientSession.create(bus)
             start = time.monotonic()
             huge = asyncio.ensure_future(call(bus, "Convert", "ssu", ["きょうはいいてんきですね" * 83, "", 100]))
             typed = [await session.key(key) for key in "kyouha"]
@@ -146,7 +146,7 @@ async def test_one_process_cannot_take_every_session(tmp_path):
             outcomes = []
             for index in range(90):
                 try:
-                    await Session.create(buses[index % len(buses)])
+                    await ClientSession.create(buses[index % len(buses)])
                     outcomes.append("created")
                 except ClientError as error:
                     outcomes.append("LimitsExceeded" if "LimitsExceeded" in str(error) else str(error))
@@ -159,7 +159,7 @@ async def test_one_process_cannot_take_every_session(tmp_path):
 
 
 def test_the_soak_benchmark_types_reaps_and_serves_after_churn():
-    from daemon.bench import soak_benchmark
+    from daemon.tools.bench import soak_benchmark
     result = soak_benchmark(sessions=3, seconds=2.0, model="none")
     assert result["errors"] == 0 and result["latency_ms"]["key"]["n"] > 10
     assert result["reaped"] == "3/3" and result["served_after_churn"] == "3/3"
@@ -168,7 +168,7 @@ def test_the_soak_benchmark_types_reaps_and_serves_after_churn():
 
 def test_fuzzing_the_protocol_finds_no_crash_and_no_hang():
     """A small run of tsuzuri-fuzz (the full one: 10^6 cases in process, 10^5 over D-Bus; see its docstring)."""
-    from daemon.fuzz import fuzz_in_process, fuzz_over_dbus
+    from daemon.tools.fuzz import fuzz_in_process, fuzz_over_dbus
     for result in (fuzz_in_process(20_000, seed=1), fuzz_over_dbus(2_000, seed=1)):
         assert (result["crashes"], result["hangs"]) == (0, 0), result["examples"]
 
@@ -194,7 +194,7 @@ async def test_a_damaged_user_file_is_reported_and_never_lost(damage, tmp_path):
     with private_bus() as address:
         with running_daemon(address, tmp_path, NO_MODEL) as daemon:
             bus = await connect(address)
-            session = await Session.create(bus)
+            session = await ClientSession.create(bus)
             assert await commit_third_candidate(session, "kanji")  # typing goes on
             bus.disconnect()
             daemon.terminate()  # saves on the way out
