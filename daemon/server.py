@@ -61,8 +61,8 @@ from daemon.kana import to_hiragana
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import InvalidEntry, LineFileStore, UnwritableStore
 from daemon.userdata.user_dictionary import UserDictionary
-from ime_protocol import (FRONTEND_MESSAGES, FocusIn, FocusOut, KeyEvent, ProtocolError, Reset, SelectCandidate,
-                          SetInputMode, SurroundingText, decode, encode)
+from ime_protocol import (FRONTEND_MESSAGES, FocusIn, FocusOut, KeyEvent, Output, ProtocolError, Reset,
+                          SelectCandidate, SetInputMode, SurroundingText, decode, encode)
 from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_PATH,
                                      SESSION_INTERFACE, SESSION_PATH_PREFIX as SESSION_PREFIX)
 
@@ -75,6 +75,10 @@ MAX_ECHOED_LINE = 200  # characters of a skipped import line sent back
 MAX_CONVERT_N = 100
 MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never echoes a huge path back
 LEARNING_SAVE_SECONDS = 30.0
+# How long after a key's live conversion the whole reading is converted in advance for Space (if no other
+# key came): typing runs at 5–10 keys a second, so most pauses between keys are longer.
+CONVERT_IN_ADVANCE_AFTER_S = 0.03
+GIL_SWITCH_INTERVAL_S = 0.001
 
 log = logging.getLogger("tsuzuri")
 
@@ -95,6 +99,8 @@ class TsuzuriService:
         self.pinned_model = pinned_model  # named on the command line: the configuration does not change it
         self.sessions = SessionRegistry(SESSION_PREFIX)  # keyed by object path
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsuzuri-convert")
+        # Conversions in advance run on a thread of their own: keys never queue behind them.
+        self._in_advance = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsuzuri-in-advance")
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Task] = set()
 
@@ -329,6 +335,14 @@ class TsuzuriService:
         """Live conversion after a key, dropped if another message arrives before it is done."""
         generation = entry.generation
 
+        def send(output: Output) -> None:
+            # Addressed to the session's owner alone: a broadcast would show every other client on the bus
+            # what the user types.
+            self.bus.send(Message(destination=entry.owner, path=path, interface=SESSION_INTERFACE,
+                                  member="OutputChanged", message_type=MessageType.SIGNAL,
+                                  signature=SESSION.signal("OutputChanged").signature,
+                                  body=[encode(output)]))
+
         async def run() -> None:
             async with entry.lock:
                 if entry.generation != generation:
@@ -337,12 +351,24 @@ class TsuzuriService:
                 if text is None or entry.generation != generation:
                     return
                 output = entry.session.show_live(text, request_id)
-            # Addressed to the session's owner alone: a broadcast would show every other client on the bus
-            # what the user types.
-            self.bus.send(Message(destination=entry.owner, path=path, interface=SESSION_INTERFACE,
-                                  member="OutputChanged", message_type=MessageType.SIGNAL,
-                                  signature=SESSION.signal("OutputChanged").signature,
-                                  body=[encode(output)]))
+                in_advance = entry.session.conversion_in_advance()
+            send(output)
+            if in_advance is None:
+                return
+            # A pause after the key: while the user types on, the next key would make the work stale.
+            await asyncio.sleep(CONVERT_IN_ADVANCE_AFTER_S)
+            if entry.generation != generation:
+                return
+            try:
+                candidates = await self._loop.run_in_executor(self._in_advance, in_advance)
+            except ReadingTooLong:
+                return
+            async with entry.lock:
+                if entry.generation != generation:
+                    return
+                better = entry.session.improve_live(candidates, request_id)
+            if better is not None:
+                send(better)
 
         if entry.live_task is not None:
             entry.live_task.cancel()
@@ -379,6 +405,7 @@ class TsuzuriService:
     def shutdown(self) -> None:
         for path in self.sessions.names():
             self.close_session(path)
+        self._in_advance.shutdown(wait=True, cancel_futures=True)
         self._executor.shutdown(wait=True)
 
 
@@ -534,6 +561,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="tsuzuri-daemon: %(levelname)s %(message)s")
     tune_allocator()  # before the executor's and llama.cpp's threads start
+    # A key's thread gets the interpreter within 1 ms of asking, not 5 (Python's default), while a
+    # conversion in advance or another session's sentence holds it.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:
         return asyncio.run(serve(args))
     except (ConnectionError, OSError, EOFError) as exc:

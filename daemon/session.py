@@ -14,7 +14,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, fields
 from enum import Enum
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, RomajiTable, RomajiTableError,
                              SymbolStyle, Transliteration, load_rules, romaji_table)
@@ -316,9 +318,13 @@ class InputSession:
     def _whole_reading_segments(self) -> list[Segment]:
         """One segment for the whole reading: whole-sentence candidates (model, dictionary N-best)."""
         reading = self.composer.reading()
-        candidates = self.converter.candidates(reading, self.context, self.settings.dictionary_candidates,
-                                               self.model_session, self.personal_data)
+        candidates = self._whole_reading_conversion()()
         return [Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, CandidateSource.KANA)])]
+
+    def _whole_reading_conversion(self) -> Callable[[], list[ConversionCandidate]]:
+        """The conversion Space asks for, as a call: made now, or in advance while the user pauses."""
+        return partial(self.converter.candidates, self.composer.reading(), self.context,
+                       self.settings.dictionary_candidates, self.model_session, self.personal_data)
 
     def _start_conversion(self, segments: list[Segment]) -> None:
         self.segments = segments
@@ -470,6 +476,22 @@ class InputSession:
         candidates = self.converter.candidates(self.composer.reading(), self.context, 1,
                                                personal=self.personal_data, effort=Effort.KEYSTROKE)
         return candidates[0].text if candidates else None
+
+    def conversion_in_advance(self) -> Callable[[], list[ConversionCandidate]] | None:
+        """Space's conversion of the composition, to run while the user pauses after a live conversion: the
+        converter keeps its result, so Space finds it done (or under way). None where there is nothing to
+        convert, and in secret fields, whose text goes nowhere it need not."""
+        if self.phase is not Phase.COMPOSING or self.private:
+            return None
+        return self._whole_reading_conversion()
+
+    def improve_live(self, candidates: list[ConversionCandidate], request_id: int = 0) -> Output | None:
+        """After the conversion in advance: its first candidate (what Space will show, the model and the
+        lattice search having had their say) replaces the live text, if the user is still composing and it
+        differs. None when nothing changes."""
+        if self.phase is not Phase.COMPOSING or not candidates or candidates[0].text == self.live_text:
+            return None
+        return self.show_live(candidates[0].text, request_id)
 
     def show_live(self, text: str | None, request_id: int = 0) -> Output:
         self.live_text = text

@@ -16,10 +16,12 @@ class FakeConversion:
         self.cuts = cuts or {}
         self.learned: list[list[tuple[str, str]]] = []
         self.asked: list[tuple[str, Effort]] = []  # (reading, effort) of every candidates() call
+        self.calls: list[tuple] = []  # every candidates() call's arguments, in order
 
     def candidates(self, reading: str, context: str = "", n: int = 10, session=None,
                    personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE):
         self.asked.append((reading, effort))
+        self.calls.append((reading, context, n, session, personal, effort))
         words = self.words.get(reading, [])[:n]
         found = [ConversionCandidate(text, CandidateSource.DICTIONARY) for text in words]
         return found + [ConversionCandidate(kana, CandidateSource.KANA) for kana in (reading, to_katakana(reading))

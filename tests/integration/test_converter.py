@@ -4,9 +4,11 @@ from datetime import datetime
 
 import pytest
 
-from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong, clean_reading, spellings
+from daemon.converter import (MAX_READING_CHARS, Converter, Effort, PersonalData, ReadingTooLong, clean_reading,
+                              spellings)
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, ModelState
+from daemon.lm import load_language_models
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 
@@ -197,3 +199,34 @@ def test_hostile_readings_convert_or_give_nothing(userdata):
     found = converter(userdata).candidates("か\ud800な", n=3)
     assert found and all("\ud800" not in c.text for c in found)
     assert converter(userdata).candidates("\x00\x01\uee00") == []
+
+
+# -- rankings kept for readings converted again or in advance -------------------------------------
+
+@pytest.fixture(scope="module")
+def kept_rankings_converter():
+    return Converter(dictionary=system_dictionary(), language_models=load_language_models())
+
+
+READINGS = [("きょうはいいてんきですね", ""), ("かれはがっこうにいった", "昨日、"), ("きしゃのきしゃがきしゃできしゃした", ""),
+            ("にほんごをにゅうりょくする", "これは"), ("かんじ", "")]
+
+
+def test_kept_rankings_give_the_lists_a_fresh_converter_gives(kept_rankings_converter):
+    converter = kept_rankings_converter
+    for reading, context in READINGS:  # computed, then served from the store
+        first = converter.candidates(reading, context, 10)
+        assert converter.candidates(reading, context, 10) == first
+        fresh = Converter(dictionary=system_dictionary(), language_models=load_language_models())
+        assert fresh.candidates(reading, context, 10) == first
+        assert converter.candidates(reading, context, 3) == fresh.candidates(reading, context, 3)
+        assert converter.candidates(reading, context, 1, effort=Effort.KEYSTROKE) == \
+            fresh.candidates(reading, context, 1, effort=Effort.KEYSTROKE)
+
+
+def test_what_the_user_taught_shows_at_once_over_a_kept_ranking(tmp_path):
+    converter = Converter(dictionary=system_dictionary(), language_models=load_language_models(),
+                          learning=LearningHistory(tmp_path / "learning.tsv"))
+    before = converter.candidates("かんじ")
+    converter.learn([("かんじ", "幹事")])
+    assert before[0].text != "幹事" and converter.candidates("かんじ")[0].text == "幹事"

@@ -209,6 +209,8 @@ async def test_live_conversion_updates_arrive_as_signals(tmp_path):
         assert len(updates) < len("kyouhaiitenki")  # superseded conversions were dropped, not queued
         await call(snoop, "GetStatus")  # the daemon sends in order: any signal for the snoop is in by now
         assert snooped == []
+        # Space shows what the live text showed last: the conversion made in advance, served from the converter
+        assert (await session.key("space")).preedit.text == updates[-1].preedit.text
         bus.disconnect()
         snoop.disconnect()
 

@@ -1,0 +1,55 @@
+"""A small least-recently-used store of results, each computed once even when several threads ask for it."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future
+from typing import Callable, Generic, Hashable, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class ComputedOnce(Generic[K, V]):
+    """Results by key, the `capacity` most recently used kept. A caller asking for a key whose computation is
+    under way on another thread waits for that one rather than computing it again: a conversion started in
+    advance serves the key that asks for it while it still runs. A computation that raises is forgotten (the
+    waiting callers get its exception; the next caller computes again)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[K, Future] = OrderedDict()
+
+    def get(self, key: K, compute: Callable[[], V]) -> V:
+        with self._lock:
+            future = self._entries.get(key)
+            owner = future is None
+            if owner:
+                future = self._entries[key] = Future()
+                while len(self._entries) > self.capacity:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.move_to_end(key)
+        if not owner:
+            return future.result()
+        try:
+            value = compute()
+        except BaseException as error:
+            with self._lock:
+                if self._entries.get(key) is future:
+                    del self._entries[key]
+            future.set_exception(error)
+            raise
+        future.set_result(value)
+        return value
+
+    def __contains__(self, key: K) -> bool:
+        with self._lock:
+            future = self._entries.get(key)
+        return future is not None and future.done()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
