@@ -30,7 +30,7 @@ fi
 # a GPU batch: enough tokens per step to keep the device busy (options after -- override these)
 defaults=()
 if [ "$device" = cuda ]; then
-  defaults=(--batch-size 2048 --lr 2e-3 --warmup 200 --steps 10000000 --threads 8 --log-every 100 --valid-loss-items 4000
+  defaults=(--batch-size 2048 --lr 2e-3 --warmup 200 --steps 10000000 --threads 8 --log-every 100 --valid-loss-items 4000 --valid-every 500
             --checkpoint-every 100000000)
 fi
 export PYTHONPATH="$pack/site${PYTHONPATH:+:$PYTHONPATH}"

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from training.gguf_writer import EOS
-from training.model import LlamaLM, batch_tensors
+from training.model import IGNORE, LlamaLM, batch_tensors
 from training.pack import Pack
 
 EVAL_BATCH = 256
@@ -21,12 +21,12 @@ EVAL_BATCH = 256
 def valid_loss(model: LlamaLM, valid: Pack, limit: int, device: str) -> float | None:
     """Mean cross-entropy of the output tokens of the first `limit` held-out examples (with their context)."""
     summed, count = 0.0, 0
-    n = min(limit, len(valid))
-    for first in range(0, n, EVAL_BATCH):
-        tokens, labels = batch_tensors([valid.example(i) for i in range(first, min(n, first + EVAL_BATCH))])
-        n = int((labels != -100).sum())
-        summed += float(model.loss(tokens.to(device), labels.to(device))) * n
-        count += n
+    n_examples = min(limit, len(valid))
+    for first in range(0, n_examples, EVAL_BATCH):
+        tokens, labels = batch_tensors([valid.example(i) for i in range(first, min(n_examples, first + EVAL_BATCH))])
+        n_labels = int((labels != IGNORE).sum())
+        summed += float(model.loss(tokens.to(device), labels.to(device))) * n_labels
+        count += n_labels
     return summed / count if count else None
 
 

@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from contextlib import nullcontext
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -224,6 +224,23 @@ def prefetched(batches: Batches, world: World, steps: range) -> Iterator[tuple[t
         stop.set()
 
 
+@dataclass
+class Best:
+    """The weights of the lowest held-out loss so far (on the CPU), with the losses seen."""
+    loss: float = math.inf
+    step: int | None = None
+    weights: dict | None = None
+    history: list = field(default_factory=list)
+
+
+def keep_if_best(model: LlamaLM, loss: float | None, step: int, best: Best) -> Best:
+    best.history.append(loss)
+    if loss is not None and loss < best.loss:
+        best.loss, best.step = loss, step
+        best.weights = {name: tensor.detach().to("cpu", copy=True) for name, tensor in model.state_dict().items()}
+    return best
+
+
 def peak_flops(device: str, given_tflops: float | None) -> float | None:
     if given_tflops:
         return given_tflops * 1e12
@@ -278,6 +295,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--checkpoint-every", type=int, default=500)
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--dtype", choices=("q8_0", "f16", "f32"), default="q8_0", help="GGUF weight type")
+    parser.add_argument("--valid-every", type=int, default=0,
+                        help="held-out loss every N steps; the lowest one's weights are exported (0: the last)")
     parser.add_argument("--valid-loss-items", type=int, default=1000,
                         help="held-out examples whose loss is reported on the way out")
     parser.add_argument("--valid-items", type=int, default=200,
@@ -370,6 +389,7 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
     started = window_started = time.perf_counter()
     first_step = step
     tokens_seen = 0
+    best, validations = Best(), []
     for tokens, labels, n_labels, n_tokens in prefetched(batches, world, range(step, stop_at)):
         elapsed = world.broadcast(time.perf_counter() - started) if budget is not None else 0.0
         if budget is not None and elapsed >= budget:
@@ -410,6 +430,10 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
                       file=sys.stderr)
             window_loss.zero_()
             window_steps, window_tokens, window_started = 0, 0, time.perf_counter()
+        if args.valid_every and step % args.valid_every == 0 and world.main and len(valid):
+            best = keep_if_best(model, valid_loss(model.eval(), valid, args.valid_loss_items, device), step, best)
+            model.train()
+            validations.append({"step": step, "valid_loss": best.history[-1]})
         if step % args.checkpoint_every == 0:
             save_checkpoint()
     if window_steps:  # the budget ended between two log lines
@@ -423,6 +447,10 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
         return {}
 
     model.eval()
+    final_valid, exported_step = valid_loss(model, valid, args.valid_loss_items, device), step
+    if best.weights is not None and final_valid is not None and best.loss < final_valid:
+        model.load_state_dict(best.weights)  # many passes over a small pack: the step that generalised best
+        final_valid, exported_step = best.loss, best.step
     gguf_path = write_gguf(out / "model.gguf", vocab, shape, model.export_weights(), dtype=args.dtype,
                            prompt_format=PROMPT_FORMAT)
     manifest = examples.manifest
@@ -440,8 +468,8 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
         "losses": losses,
         "gguf": {"path": str(gguf_path), "dtype": args.dtype, "sha256": sha256_file(gguf_path),
                  "bytes": gguf_path.stat().st_size},
-        "valid": {"examples": min(len(valid), args.valid_loss_items),
-                  "loss": valid_loss(model, valid, args.valid_loss_items, device),
+        "validations": validations, "exported_step": exported_step,
+        "valid": {"examples": min(len(valid), args.valid_loss_items), "loss": final_valid,
                   "greedy": valid_accuracy(model, valid, args.valid_items, device)},
         "dev": dev_accuracy(gguf_path, args.dev, args.dev_items, args.threads)
         if args.dev.is_file() and args.dev_items > 0 and can_run_gguf() else None,

@@ -208,3 +208,19 @@ def test_every_process_names_its_cuda_device_with_an_index():
     assert process_device("cuda:1", 1, 0) == "cuda:1"
     assert process_device("cuda", 4, 3) == "cuda:3"
     assert process_device("cpu", 2, 1) == "cpu"
+
+
+def test_the_weights_of_the_lowest_held_out_loss_are_kept():
+    from training.gguf_writer import build_vocab
+    from training.model import CONFIGS, LlamaLM
+    from training.train import Best, keep_if_best
+
+    model = LlamaLM(CONFIGS["tiny"], len(build_vocab()))
+    best = keep_if_best(model, 2.0, 10, Best())
+    kept = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    with torch.no_grad():
+        model.norm.weight.add_(1.0)
+    best = keep_if_best(model, 3.0, 20, best)  # worse: the step-10 weights stay
+    best = keep_if_best(model, None, 30, best)  # no held-out examples: nothing changes
+    assert (best.step, best.loss, best.history) == (10, 2.0, [2.0, 3.0, None])
+    assert all(torch.equal(best.weights[name], kept[name]) for name in kept)
