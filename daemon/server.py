@@ -363,6 +363,9 @@ class TsuzuriService:
                 candidates = await self._loop.run_in_executor(self._in_advance, in_advance)
             except ReadingTooLong:
                 return
+            except Exception:  # noqa: BLE001 (Space will convert again and report; typing goes on)
+                log.exception("conversion in advance failed")
+                return
             async with entry.lock:
                 if entry.generation != generation:
                     return
