@@ -44,12 +44,3 @@ class ComputedOnce(Generic[K, V]):
             raise
         future.set_result(value)
         return value
-
-    def __contains__(self, key: K) -> bool:
-        with self._lock:
-            future = self._entries.get(key)
-        return future is not None and future.done()
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
