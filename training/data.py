@@ -2,21 +2,18 @@
 
 WAC sentences give gold readings and bunsetsu; plain text gets its readings and phrase chunks from
 MeCab (fugashi + unidic-lite). Either way a sentence becomes a sequence of units (phrase surface,
-phrase reading), which is cut into spans of 1–4 units, like the dev set's items.
-
-    python -m training.data --corpus ../shared/corpus --out DIR [--text-lines N]
+phrase reading), which is cut into spans of 1–4 units, like the dev set's items. tsuzuri-train pack
+(training/pack.py) tokenizes them into what training reads.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
-import sys
 import unicodedata
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -31,7 +28,7 @@ WAC_PASSES = 4  # WAC is small and gold: cut each sentence several ways
 TEXT_FILES = ("aozora.txt", "jglue.txt", "wikinews_headlines.txt", "wikinews_articles.txt", "jaquad.txt",
               "laws.txt", "gsd.txt", "tatoeba.txt")
 CONTINUOUS_TEXT = {"aozora.txt", "wikinews_articles.txt", "jaquad.txt", "laws.txt"}  # lines continue one text
-PAIRS_FILE, CHARS_FILE, MANIFEST_FILE = "pairs.jsonl", "chars.txt", "manifest.json"
+CHARS_FILE, MANIFEST_FILE = "chars.txt", "manifest.json"
 # Derived data keeps its sources' terms; the corpus README has the full attribution.
 ATTRIBUTION = ("Derived from: Wikipedia Annotated Corpus (Kyoto University, CC BY-SA 4.0), JGLUE (Yahoo Japan, "
                "CC BY-SA 4.0), JaQuAD (CC BY-SA 3.0), UD Japanese-GSD (CC BY-SA 4.0), Tatoeba (CC BY 2.0 FR), "
@@ -251,53 +248,5 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_pairs(path: Path) -> list[Pair]:
-    with open(path, encoding="utf-8") as f:
-        return [Pair(**json.loads(line)) for line in f]
-
-
 def read_characters(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").split("\n")[:-1]
-
-
-def prepare(corpus: Path, out: Path, seed: int = 0, text_lines: int | None = None,
-            min_char_count: int = 3, characters: list[str] | None = None) -> dict:
-    """Write pairs.jsonl, chars.txt and manifest.json (counts, sha256) under `out`; return the manifest.
-
-    `characters` fixes the vocabulary (a run continuing another's model must keep its token ids);
-    characters outside it are tokenized as bytes."""
-    out.mkdir(parents=True, exist_ok=True)
-    pairs_path, chars_path = out / PAIRS_FILE, out / CHARS_FILE
-    pairs = list(corpus_pairs(corpus, seed, text_lines))
-    with open(pairs_path, "w", encoding="utf-8") as f:
-        for pair in pairs:
-            f.write(json.dumps(asdict(pair), ensure_ascii=False) + "\n")
-    if characters is None:
-        characters = vocabulary_characters(pairs, min_char_count)
-    chars_path.write_text("".join(ch + "\n" for ch in characters), encoding="utf-8")
-    manifest = {
-        "attribution": ATTRIBUTION, "corpus": str(corpus), "seed": seed, "text_lines": text_lines,
-        "min_char_count": min_char_count,
-        "pairs": len(pairs), "pairs_by_source": dict(Counter(pair.source for pair in pairs)),
-        "characters": len(characters),
-        "sha256": {PAIRS_FILE: sha256_file(pairs_path), CHARS_FILE: sha256_file(chars_path)},
-    }
-    (out / MANIFEST_FILE).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return manifest
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.data", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, required=True, help="shared/corpus (wac/ and text/)")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--text-lines", type=int, default=None, help="at most this many lines per text file")
-    parser.add_argument("--min-char-count", type=int, default=3)
-    args = parser.parse_args(argv)
-    manifest = prepare(args.corpus, args.out, args.seed, args.text_lines, args.min_char_count)
-    json.dump(manifest, sys.stdout, ensure_ascii=False, indent=1)
-    print()
-
-
-if __name__ == "__main__":
-    main()

@@ -34,11 +34,11 @@ from typing import Iterator
 
 import torch
 
-from training.data import MANIFEST_FILE, read_characters, sha256_file
+from training.data import CHARS_FILE, MANIFEST_FILE, read_characters, sha256_file
 from training.evaluate import can_run_gguf, dev_accuracy, valid_accuracy, valid_loss
 from training.gguf_writer import write_gguf
-from training.model import CONFIGS, IGNORE, LlamaLM, Objective, batch_tensors
-from training.pack import CHARS_FILE, Pack, parse_mix, pack
+from training.model import CONFIGS, LlamaLM, Objective, batch_tensors
+from training.pack import Pack, parse_mix, pack
 from training.tokens import PROMPT_FORMAT
 
 DEFAULT_DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "wac_dev.jsonl"  # ../shared beside the repo
