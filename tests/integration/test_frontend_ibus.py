@@ -205,15 +205,18 @@ def test_clicking_a_candidate_commits_through_the_daemon(ibus_env, tmp_path):
         assert commits(clicked["events"]) == [candidates[2].split()[0]]
 
 
-def test_live_conversion_updates_arrive_as_signals(ibus_env, tmp_path):
+def test_live_conversion_is_drawn_as_the_preedit(ibus_env, tmp_path):
     config = tmp_path / "config" / "tsuzuri" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("[conversion]\nlive = true\n", encoding="utf-8")
     with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL), driver(ibus_env) as ime:
-        typed = ime.type(*"kyouhaiitenki")
-        events = typed["events"] + ime.run(pump=3.0)["events"]
-        assert last(events, "preedit")[1] == "今日はいい天気"  # drawn from OutputChanged, no key asked for it
-        assert commits(ime.type("Return")["events"]) == ["今日はいい天気"]
+        assert last(ime.type(*"kyouhaiitenki")["events"], "preedit")[1] == "今日はいい天気"  # the keys' answers
+        ime.type("Return")
+        # The keys' answers show 武装放棄; the conversion in advance, once the keys stop, finds 武装蜂起, and
+        # only OutputChanged can draw that before Space.
+        events = ime.type(*"busouhoukiwokekkousiyoutosita")["events"] + ime.run(pump=3.0)["events"]
+        assert last(events, "preedit")[1] == "武装蜂起を決行しようとした"
+        assert commits(ime.type("Return")["events"]) == ["武装蜂起を決行しようとした"]
 
 
 def test_moving_focus_commits_the_composition_once_into_the_field_it_left(ibus_env, tmp_path):

@@ -201,12 +201,10 @@ def test_composition_length_is_bounded(session):
     assert out.consumed and len(session.composer.raw()) == 1000
 
 
-def test_live_conversion_shows_the_top_candidate(tmp_path):
+def test_live_conversion_answers_the_key_with_the_top_candidate(tmp_path):
     converter = Converter(dictionary=system_dictionary())
     session = InputSession(converter, SessionSettings(live_conversion=True))
-    type_text(session, "kyouhaiitenki")
-    out = session.show_live(session.live_conversion())
-    assert out.preedit.text == "今日はいい天気"
+    assert type_text(session, "kyouhaiitenki").preedit.text == "今日はいい天気"
     assert press(session, "Return").commit == "今日はいい天気"
 
 

@@ -5,7 +5,8 @@ same machine with the real dictionary as a regression layer."""
 import pytest
 
 from daemon.converter import Effort
-from daemon.session import InputSession, Phase
+from daemon.keys import keyval_of
+from daemon.session import InputSession, Phase, SessionSettings
 from ime_protocol import SHIFT_MASK, SegmentStyle
 from tests.fake_conversion import FakeConversion
 from tests.session_keys import press
@@ -85,3 +86,26 @@ def test_the_converter_and_the_fake_offer_the_interface_the_session_uses():
         wanted = list(inspect.signature(getattr(Conversion, name)).parameters)
         assert list(inspect.signature(getattr(Converter, name)).parameters) == wanted, name
         assert list(inspect.signature(getattr(FakeConversion, name)).parameters) == wanted, name
+
+
+def test_with_live_conversion_a_key_is_answered_with_the_conversion_unless_a_newer_key_waits(conversion):
+    session = InputSession(conversion, SessionSettings(live_conversion=True))
+    assert press(session, *"kyo").preedit.text == "きょ"  # no word for きょ: its kana
+    assert press(session, "u").preedit.text == "今日"
+    assert conversion.asked[-1] == ("きょう", Effort.KEYSTROKE)
+    asked = len(conversion.asked)
+    # A newer key waits: this one is answered in kana, without converting; the waiting one converts.
+    assert session.handle_key(keyval_of("h"), 0, 7, live=False).preedit.text == "きょうh"
+    assert len(conversion.asked) == asked
+    out = session.handle_key(keyval_of("a"), 0, 8)
+    assert (out.request_id, out.preedit.text) == (8, "今日は")
+    # A key that changes nothing keeps the live text without converting again.
+    asked = len(conversion.asked)
+    assert press(session, "Left").preedit.text == "今日は" and len(conversion.asked) == asked
+    assert press(session, "BackSpace").preedit.text == "今日"
+    assert press(session, "Return").commit == "今日"
+
+
+def test_without_live_conversion_keys_show_kana_and_convert_nothing(session, conversion):
+    assert press(session, *"kyou").preedit.text == "きょう"
+    assert conversion.asked == []
