@@ -222,6 +222,22 @@ async def test_typing_a_sentence_commits_its_conversion(fcitx_bus, app, tmp_path
         assert await app.type("Return") == [False]  # no composition: the application gets the key
 
 
+async def test_live_conversion_is_drawn_as_the_preedit(fcitx_bus, app, tmp_path):
+    config = tmp_path / "config" / "tsuzuri" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[conversion]\nlive = true\n", encoding="utf-8")
+    with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
+        await app.type(*"kyouhaiitenki")
+        assert await app.until(lambda: app.last("preedit")[1] == "今日はいい天気")  # the keys' answers
+        await app.type("Return")
+        # The keys' answers show 武装放棄; the conversion in advance, once the keys stop, finds 武装蜂起, and
+        # only OutputChanged can draw that before Space.
+        await app.type(*"busouhoukiwokekkousiyoutosita")
+        assert await app.until(lambda: app.last("preedit")[1] == "武装蜂起を決行しようとした")
+        await app.type("Return")
+        assert app.commits() == ["今日はいい天気", "武装蜂起を決行しようとした"]
+
+
 async def test_the_candidate_window_pages_and_takes_clicks_through_the_daemon(fcitx_bus, app, tmp_path):
     with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
         await app.type(*"kyou", "space")
