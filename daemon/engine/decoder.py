@@ -4,16 +4,20 @@ deliberately naive reference that re-prefills every hypothesis from scratch.
 Sequence layout of a session's context (n_seq = 2 * beam capacity):
   * seq 0 holds exactly the cached prompt between calls;
   * during a beam search, live beams are slots [0, beam) and scratch slots [beam, 2*beam);
+  * in greedy decoding, guesses (the draft, the n-gram pool's) take the slots after 0, one each, then
+    the Jacobi window's columns one each; the rows the output kept are copied into seq 0;
   * in exact mode a free scratch slot pads single-row batches.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Collection, Sequence
 
 import numpy as np
 
 from daemon.engine.constraint import SpellingConstraint
+from daemon.engine.lookahead import JacobiWindow, LookaheadSettings, NgramPool
 from daemon.engine.native import Context, LlamaError, Model
 from daemon.engine.search import (MAX_BEAM, Hypothesis, beam_search, greedy_search, log_softmax,
                                   permutation_plan)
@@ -25,6 +29,15 @@ PROMPT_BATCH = 96  # prompts longer than this are prefilled in several batches
 
 def kv_cells_needed(prompt_len: int, beam: int, max_new: int) -> int:
     return prompt_len + 2 * beam * (max_new + 1) + KV_HEADROOM_CELLS
+
+
+@dataclass
+class GreedyStats:
+    """What greedy decoding has done since the decoder was made (read by tsuzuri-bench engine)."""
+    steps: int = 0  # batches decoded after the prompt's
+    tokens: int = 0  # output tokens
+    guessed: int = 0  # guessed tokens decoded alongside
+    accepted: int = 0  # guessed tokens that were the arg-max
 
 
 def common_prefix_len(a: list[int], b: list[int]) -> int:
@@ -44,10 +57,14 @@ class SessionDecoder:
     """
 
     def __init__(self, model: Model, n_threads: int = 2, exact: bool = False, beam_capacity: int = 8,
-                 prompt_capacity: int = 64, max_new_capacity: int = 40):
+                 prompt_capacity: int = 64, max_new_capacity: int = 40,
+                 lookahead: LookaheadSettings | None = None):
         self.model = model
         self.n_threads = n_threads
         self.exact = exact
+        self.lookahead = lookahead
+        self._pool = NgramPool(lookahead) if lookahead else None  # kept across calls, like the KV
+        self.stats = GreedyStats()
         self._ctx: Context | None = None
         self._capacity = (0, 0)  # (beam, cells) the current context was sized for
         self._cached: list[int] = []  # the prompt whose KV seq 0 holds
@@ -83,6 +100,8 @@ class SessionDecoder:
         """Forget the cached prompt and the previous output: the next call starts cold."""
         self._forget_prompt()
         self._last_output = ()
+        if self.lookahead:
+            self._pool = NgramPool(self.lookahead)
 
     def close(self) -> None:
         if self._ctx is not None:
@@ -133,31 +152,67 @@ class SessionDecoder:
 
     def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int],
                use_draft: bool = True, draft: Sequence[int] | None = None) -> Hypothesis:
-        """Greedy decoding with a draft verified in one batch: `draft` when given (e.g. the dictionary's
-        best path), else the previous call's output (the output only grows while the user types). The
-        result is the same as without a draft; a draft the model agrees with saves its steps."""
-        ctx = self._ensure_context(1, kv_cells_needed(len(prompt), 1, max_new))
+        """Greedy decoding, each step verifying guesses in the same batch: `draft` when given (e.g. the
+        dictionary's best path), else the previous call's output (the output only grows while the user
+        types), and with lookahead the n-gram pool's entries while the Jacobi window fills the pool. The
+        result is the same as without guesses; a guess the model agrees with saves its steps."""
+        lookahead = self.lookahead
+        guess_seqs = 1 + (lookahead.per_token if lookahead else 0)
+        window_seqs = lookahead.window if lookahead else 0
+        ctx = self._ensure_context((2 + guess_seqs + window_seqs) // 2,
+                                   kv_cells_needed(len(prompt), 1, max_new) + PROMPT_BATCH)
         first = self.prefill(prompt)
-        pos = len(prompt)
+        window = JacobiWindow(lookahead, list(self._last_output) + prompt) if lookahead else None
+        pool = self._pool
+        draft = tuple((draft if draft is not None else self._last_output) if use_draft else ())
+        stats = self.stats
+        pos = len(prompt)  # where the token being verified goes
+        trie: dict[tuple[int, ...], list[int]] = {}
+        used = 0  # sequences besides 0 the last batch used
 
-        def advance(tokens: list[int]) -> np.ndarray:
-            nonlocal pos
-            n = len(tokens)
-            logits = ctx.decode(tokens, list(range(pos, pos + n)), [0] * n, [True] * n, pad_seq=1)
-            pos += n
-            return log_softmax(logits)
+        def propose(tokens: tuple[int, ...]) -> list[Sequence[int]]:
+            guesses: list[Sequence[int]] = [draft[len(tokens):]] if draft[:len(tokens)] == tokens else []
+            return guesses + (pool.following(tokens[-1]) if pool is not None else [])
 
-        def rollback(n_output: int) -> None:
+        def verify(token: int, guesses: list[tuple[int, ...]]) -> dict[tuple[int, ...], np.ndarray]:
+            nonlocal trie, used
+            window_rows = window.rows() if window is not None else []
+            room = ctx.n_batch - 2 - len(window_rows)  # the token's row, and exact mode's pad
+            taken, trie = trie_batch([list(g[:room]) for g in guesses], guess_seqs, room)
+            used = taken + window_seqs
+            for seq in range(1, used + 1):
+                ctx.seq_cp(0, seq)
+            nodes = list(trie)
+            rows = ([(token, pos, tuple(range(used + 1)), True)]
+                    + [(node[-1], pos + len(node), tuple(trie[node]), True) for node in nodes]
+                    + [(r.token, pos + r.offset, tuple(1 + taken + c for c in r.columns), r.predicts)
+                       for r in window_rows])
+            row_tokens, positions, seqs, outputs = (list(column) for column in zip(*rows))
+            logprobs = log_softmax(ctx.decode(row_tokens, positions, seqs, outputs, pad_seq=used + 1))
+            stats.steps += 1
+            stats.guessed += len(nodes)
+            if window is not None:
+                predictions = np.argmax(logprobs[1 + len(nodes):], axis=-1)
+                for ngram in window.shift(token, predictions):
+                    pool.add(ngram)
+            return {(): logprobs[0]} | {node: logprobs[1 + k] for k, node in enumerate(nodes)}
+
+        def accept(path: tuple[int, ...]) -> None:
             nonlocal pos
-            pos = len(prompt) + n_output
-            ctx.seq_rm(0, pos, -1)
+            if path:
+                ctx.seq_cp(trie[path][0], 0, pos + 1, pos + 1 + len(path))
+            for seq in range(1, used + 1):
+                ctx.seq_rm(seq)
+            stats.accepted += len(path)
+            pos += 1 + len(path)
 
         try:
-            result = greedy_search(first, advance, max_new, stop_tokens,
-                                   draft=(draft if draft is not None else self._last_output) if use_draft else (),
-                                   rollback=rollback)
+            result = greedy_search(first, verify, max_new, stop_tokens, propose, accept)
         finally:
             self._restore_prompt_only(len(prompt))
+        stats.tokens += len(result.tokens)
+        if pool is not None:
+            pool.add_sequence(result.tokens)
         self._last_output = result.tokens
         return result
 
@@ -208,20 +263,26 @@ class SessionDecoder:
                 for slot in range(1, taken + 1):
                     ctx.seq_cp(0, slot)
                 prefixes = list(trie)
-                row_of = {prefix: row for row, prefix in enumerate(prefixes)}
                 rows_logprobs = log_softmax(ctx.decode(
                     [prefix[-1] for prefix in prefixes], [len(prompt) + len(prefix) - 1 for prefix in prefixes],
                     list(trie.values()), [True] * len(prefixes), pad_seq=taken + 1))
+                after = dict(zip(prefixes, rows_logprobs))
                 for index in indices:
-                    cand = candidates[index]
-                    following = cand[1:] + [end_token]
-                    scores[index] = float(first[cand[0]]) + sum(
-                        float(rows_logprobs[row_of[tuple(cand[:k + 1])]][t]) for k, t in enumerate(following))
+                    scores[index] = candidate_score(first, after, candidates[index], end_token)
                 for slot in range(1, taken + 1):
                     ctx.seq_rm(slot)
         finally:
             self._restore_prompt_only(len(prompt))
         return scores
+
+
+def candidate_score(first: np.ndarray, after: dict[tuple[int, ...], np.ndarray], candidate: Sequence[int],
+                    end_token: int) -> float:
+    """log P(candidate, then end_token) from the prompt's next-token row and the rows after each of the
+    candidate's prefixes (its trie nodes)."""
+    following = list(candidate[1:]) + [end_token]
+    return float(first[candidate[0]]) + sum(float(after[tuple(candidate[:k + 1])][t])
+                                            for k, t in enumerate(following))
 
 
 def trie_batch(candidates: list[list[int]], max_candidates: int,
@@ -268,11 +329,11 @@ class ReferenceDecoder:
     def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int]) -> Hypothesis:
         sequence = list(prompt)
 
-        def advance(tokens: list[int]) -> np.ndarray:
-            sequence.extend(tokens)
-            return self._next_logprobs(sequence)[None, :]
+        def verify(token: int, _guesses) -> dict[tuple[int, ...], np.ndarray]:
+            sequence.append(token)
+            return {(): self._next_logprobs(sequence)}
 
-        return greedy_search(self._next_logprobs(prompt), advance, max_new, stop_tokens)
+        return greedy_search(self._next_logprobs(prompt), verify, max_new, stop_tokens)
 
     def score(self, prompt: list[int], candidates: list[list[int]], end_token: int) -> list[float]:
         scores = []

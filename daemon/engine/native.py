@@ -154,17 +154,20 @@ class Context:
     """
 
     def __init__(self, model: Model, n_ctx: int, n_seq: int, n_batch: int, n_threads: int = 2,
-                 exact: bool = False):
+                 exact: bool = False, n_ubatch: int | None = None):
         if not 1 <= n_seq <= MAX_SEQUENCES:
             raise LlamaError(f"n_seq {n_seq} outside 1..{MAX_SEQUENCES}")
         if n_batch < n_seq + 1:  # llama.cpp reserves n_batch outputs; one row per sequence + a pad
             raise LlamaError(f"n_batch {n_batch} must exceed n_seq {n_seq}")
         if n_ctx < n_batch:
             raise LlamaError(f"n_ctx {n_ctx} smaller than n_batch {n_batch}")
+        n_ubatch = n_batch if n_ubatch is None else n_ubatch  # one ubatch a batch unless told otherwise
+        if not 1 <= n_ubatch <= n_batch:
+            raise LlamaError(f"n_ubatch {n_ubatch} outside 1..{n_batch}")
         params = ll.llama_context_default_params()
         params.n_ctx = n_ctx
         params.n_batch = n_batch
-        params.n_ubatch = n_batch
+        params.n_ubatch = n_ubatch
         params.n_seq_max = n_seq
         params.kv_unified = True
         params.n_threads = n_threads
@@ -249,10 +252,11 @@ class Context:
                 row += 1
         return logits
 
-    def seq_cp(self, src: int, dst: int) -> None:
+    def seq_cp(self, src: int, dst: int, start: int = -1, end: int = -1) -> None:
+        """Make `dst` share positions [start, end) of `src` (-1: open-ended)."""
         self._check_seq(src)
         self._check_seq(dst)
-        ll.llama_memory_seq_cp(self._memory, src, dst, -1, -1)
+        ll.llama_memory_seq_cp(self._memory, src, dst, start, end)
 
     def seq_rm(self, seq: int, start: int = -1, end: int = -1) -> None:
         """Remove positions [start, end) of `seq` (-1: open-ended; seq -1: every sequence)."""

@@ -131,16 +131,19 @@ def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[i
     return results[:beam]
 
 
-def greedy_search(first_logprobs: np.ndarray, advance: Callable[[list[int]], np.ndarray], max_new: int,
-                  stop_tokens: Collection[int], draft: Sequence[int] = (),
-                  rollback: Callable[[int], None] | None = None) -> Hypothesis:
+def greedy_search(first_logprobs: np.ndarray, verify: Callable[[int, list[tuple[int, ...]]], dict],
+                  max_new: int, stop_tokens: Collection[int],
+                  propose: Callable[[tuple[int, ...]], Sequence[Sequence[int]]] | None = None,
+                  accept: Callable[[tuple[int, ...]], None] | None = None) -> Hypothesis:
     """Greedy decoding: the arg-max token each step (lowest id on ties).
 
-    `advance(tokens)` decodes tokens after those so far and returns one log-probability row per
-    token. While the output agrees with `draft` (e.g. the previous keystroke's output), the rest of the
-    draft rides along in the same batch; each draft token that is also the arg-max is accepted without a
-    step of its own, and `rollback(n)` drops what was decoded past the first n output tokens. The
-    result is the same as without a draft.
+    Each step decodes the arg-max token together with guesses of what follows it: `propose(tokens)` gives
+    continuations of the output so far (e.g. the previous keystroke's output, the dictionary's best path, an
+    n-gram pool's entries); `verify(token, guesses)` decodes the token and the guesses' token trie in one batch
+    and returns a log-probability row per trie node, keyed by the guessed tokens it ends (() for the token
+    itself). Each guessed token that is also the arg-max is accepted without a step of its own; `accept(path)`
+    tells the backend which guessed tokens were kept, the rest to be dropped. The result is the same as
+    without guesses.
     """
     tokens: list[int] = []
     score = 0.0
@@ -153,20 +156,21 @@ def greedy_search(first_logprobs: np.ndarray, advance: Callable[[list[int]], np.
         tokens.append(token)
         if len(tokens) >= max_new:
             return Hypothesis(tuple(tokens), score, False)
-        ahead = []
-        if list(draft[:len(tokens)]) == tokens:
-            ahead = list(itertools.takewhile(lambda t: t not in stop_tokens, draft[len(tokens):max_new]))
-        rows = advance([token] + ahead)
-        logprobs = rows[0]
-        accepted = 0
-        for guess in ahead:
-            if int(np.argmax(logprobs)) != guess:
+        room = max_new - len(tokens)
+        guesses = [tuple(itertools.takewhile(lambda t: t not in stop_tokens, guess[:room]))
+                   for guess in (propose(tuple(tokens)) if propose is not None else ())]
+        rows = verify(token, list(dict.fromkeys(g for g in guesses if g)))
+        path: tuple[int, ...] = ()
+        logprobs = rows[path]
+        while True:
+            guessed = int(np.argmax(logprobs))
+            if path + (guessed,) not in rows:
                 break
-            score += float(logprobs[guess])
-            tokens.append(guess)
-            accepted += 1
-            logprobs = rows[accepted]
+            score += float(logprobs[guessed])
+            tokens.append(guessed)
+            path += (guessed,)
+            logprobs = rows[path]
+        if accept is not None:
+            accept(path)
         if len(tokens) >= max_new:
             return Hypothesis(tuple(tokens), score, False)
-        if accepted < len(ahead) and rollback is not None:
-            rollback(len(tokens))

@@ -23,6 +23,15 @@ its realtime conversion too): p50/p95/p99 of each, and the ratios model on / mod
 vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
 settle on an end of output, so every search runs the same max_new steps (stop tokens are ignored):
 greedy and beam are compared at equal output length, the worst case for beam search.
+
+`tsuzuri-bench engine --drafts [--set FILE] [--limit K] [--lookahead W,N,G]` types a set's readings kana by kana
+into the real model's greedy decoding, guessing ahead in each way (none, the previous output, the dictionary's
+best path, lookahead, lookahead and the previous output): steps per output token, the share of guessed tokens
+accepted, time per conversion, and outputs unlike plain greedy's.
+
+`tsuzuri-bench engine --sessions` times 1, 2 and 8 sessions' keystrokes at once, each rescoring its dictionary
+candidates: decoded session after session, as the daemon does, and batched into one llama_decode per stage
+for several n_ubatch.
 """
 
 from __future__ import annotations
@@ -118,6 +127,178 @@ def engine_benchmark(sizes: list[str], threads: int, repeat: int, dtype: str) ->
             models.append(bench_model(path, size, threads, repeat))
             path.unlink()
     return {"reading": READING, "threads": threads, "dtype": dtype, "models": models}
+
+
+# How greedy decoding guesses ahead, compared by tsuzuri-bench engine --drafts.
+DRAFT_KINDS = ("none", "previous_output", "dictionary_path", "lookahead", "lookahead_and_previous_output")
+DRAFTING_KINDS = ("previous_output", "dictionary_path", "lookahead_and_previous_output")
+LOOKAHEAD = "4,4,4"  # W, N, G
+
+
+def draft_benchmark(set_path: Path, limit: int, threads: int, model_name: str, lookahead: str) -> dict:
+    """Each item's reading converted greedily kana by kana (its every prefix, one session), once per way of
+    guessing ahead: decoding steps per output token, the guessed tokens the model accepted, the time per
+    conversion, and how many outputs differ from plain greedy's."""
+    from daemon.dictionary.system import SystemDictionary
+    from daemon.engine.decoder import GreedyStats, SessionDecoder
+    from daemon.engine.engine import MAX_NEW_CAP, prompt_tokens, stop_tokens
+    from daemon.engine.lookahead import LookaheadSettings
+    from daemon.engine.native import Model
+    from daemon.engine.prompts import build_prompt
+    from daemon.engine.registry import resolve_model
+    from daemon.kana import to_katakana
+
+    settings = LookaheadSettings(*(int(x) for x in lookahead.split(",")))
+    path, entry = resolve_model(model_name)
+    model = Model(path)
+    stops = stop_tokens(model)
+    dictionary = SystemDictionary()
+    items, _ = live_items(set_path, limit)
+    conversions = []  # (prompt, max_new, the dictionary's best path in tokens)
+    for item in items:
+        for end in range(1, len(item.reading) + 1):
+            reading = to_katakana(item.reading[:end])
+            best = dictionary.convert(reading, 1)
+            conversions.append((
+                prompt_tokens(model, build_prompt(entry.format, reading, item.context, entry.context_chars)),
+                min(len(model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP),
+                model.tokenize(best[0].text, special=False) if best else []))
+    results, plain_outputs = {}, None
+    for kind in DRAFT_KINDS:
+        decoder = SessionDecoder(model, n_threads=threads, beam_capacity=1,
+                                 lookahead=settings if kind.startswith("lookahead") else None)
+        decoder.greedy(conversions[0][0], 8, stops)  # warm-up: page in the weights
+        decoder.reset()
+        decoder.stats = GreedyStats()
+        outputs, times = [], []
+        for prompt, max_new, best_path in conversions:
+            start = time.perf_counter()
+            found = decoder.greedy(prompt, max_new, stops, use_draft=kind in DRAFTING_KINDS,
+                                   draft=best_path if kind == "dictionary_path" else None)
+            times.append((time.perf_counter() - start) * 1000)
+            outputs.append(found.tokens)
+        stats = decoder.stats
+        decoder.close()
+        plain_outputs = plain_outputs or outputs
+        results[kind] = {"steps_per_token": round(stats.steps / max(stats.tokens, 1), 3),
+                         "accepted_per_step": round(stats.accepted / max(stats.steps, 1), 3),
+                         "acceptance_rate": round(stats.accepted / stats.guessed, 3) if stats.guessed else None,
+                         "guessed_per_step": round(stats.guessed / max(stats.steps, 1), 2),
+                         "ms": _percentiles(times),
+                         # f16 KV and flash attention: a batch's shape moves logits in their last bits, and
+                         # a near-tie can go the other way (exact mode, as in the tests, never differs)
+                         "outputs_unlike_plain": sum(a != b for a, b in zip(outputs, plain_outputs))}
+    model.close()
+    return {"set": str(set_path), "items": len(items), "conversions": len(conversions), "model": entry.name,
+            "lookahead": {"window": settings.window, "ngram": settings.ngram, "per_token": settings.per_token},
+            "drafts": results}
+
+
+BATCHED_SESSIONS = (1, 2, 8)
+BATCH_PAD_ROWS = 8
+SCORED_CANDIDATES = 10  # the rescoring's dictionary candidates per reading
+UBATCHES = (0, 64, 16)  # 0: the whole batch as one ubatch (so is a smaller batch than n_ubatch)
+
+
+def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: int) -> dict:
+    """Several sessions' keystrokes at once, each rescoring its reading's dictionary candidates with the model
+    (the re-decoded prompt tail, then the candidates' token trie): one context and two decodes per session, one
+    after another (what the daemon does), against one shared context decoding every session's rows in the same
+    two batches, for several n_ubatch. Wall time of the whole round and the mean time a session waits for its
+    scores; and how far the batched scores are from the separate ones."""
+    from daemon.dictionary.system import SystemDictionary
+    from daemon.engine.decoder import SessionDecoder, candidate_score, common_prefix_len, trie_batch
+    from daemon.engine.engine import prompt_tokens
+    from daemon.engine.native import Context, Model
+    from daemon.engine.prompts import build_prompt
+    from daemon.engine.registry import resolve_model
+    from daemon.engine.search import log_softmax
+    from daemon.kana import to_katakana
+
+    path, entry = resolve_model(model_name)
+    model = Model(path)
+    dictionary = SystemDictionary()
+    keystrokes = []  # (prompt before the key, prompt after it, candidates in tokens)
+    for item in live_items(set_path, 4 * max(BATCHED_SESSIONS))[0]:
+        reading = to_katakana(item.reading)
+        if len(reading) < 4 or len(keystrokes) == max(BATCHED_SESSIONS):
+            continue
+        prompts = [prompt_tokens(model, build_prompt(entry.format, r, item.context, entry.context_chars))
+                   for r in (reading[:-1], reading)]
+        texts = [c.text for c in dictionary.convert(reading, SCORED_CANDIDATES)]
+        keystrokes.append((*prompts, [model.tokenize(t, special=False) for t in texts]))
+    if not keystrokes:
+        raise ValueError(f"{set_path}: no reading of 4 kana or more that romaji can type")
+    keystrokes = [keystrokes[i % len(keystrokes)] for i in range(max(BATCHED_SESSIONS))]  # a short set repeats
+
+    def separate(sessions: int) -> tuple[float, float, list[list[float]]]:
+        decoders = [SessionDecoder(model, n_threads=threads, beam_capacity=SCORED_CANDIDATES // 2 + 1)
+                    for _ in range(sessions)]
+        rounds = []
+        for _ in range(repeat):
+            for decoder, (before, _, _) in zip(decoders, keystrokes):
+                decoder.prefill(before)
+            start, answered, scores = time.perf_counter(), [], []
+            for decoder, (_, after, candidates) in zip(decoders, keystrokes):
+                scores.append(decoder.score(after, candidates, model.eos))
+                answered.append(time.perf_counter() - start)
+            rounds.append((answered[-1] * 1000, statistics.mean(answered) * 1000, scores))
+        for decoder in decoders:
+            decoder.close()
+        return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds), rounds[0][2]
+
+    def batched(sessions: int, n_ubatch: int) -> tuple[float, list[list[float]]]:
+        span = SCORED_CANDIDATES + 1  # each session's seq ids: its prompt, then one per candidate
+        work = keystrokes[:sessions]
+        trie_rows = [trie_batch(c, SCORED_CANDIDATES, 10 ** 6)[1] for _, _, c in work]
+        n_batch = max(sum(len(t) for t in trie_rows), sum(len(b) for b, _, _ in work),
+                      sessions * span) + BATCH_PAD_ROWS
+        ctx = Context(model, n_ctx=sessions * 256 + n_batch, n_seq=sessions * span, n_batch=n_batch,
+                      n_threads=threads, n_ubatch=min(n_ubatch or n_batch, n_batch))
+        times, scores = [], []
+        for _ in range(repeat):
+            ctx.clear()
+            rows = [(t, i, k * span) for k, (before, _, _) in enumerate(work) for i, t in enumerate(before)]
+            ctx.decode(*(list(c) for c in zip(*rows)), [False] * len(rows))
+            start = time.perf_counter()
+            rows, lasts = [], []
+            for k, (before, after, _) in enumerate(work):
+                common = min(common_prefix_len(before, after), len(after) - 1)
+                ctx.seq_rm(k * span, common, -1)
+                rows += [(t, i, k * span) for i, t in enumerate(after) if i >= common]
+                lasts.append(len(rows) - 1)
+            firsts = log_softmax(ctx.decode(*(list(c) for c in zip(*rows)), [i in lasts for i in range(len(rows))]))
+            rows, nodes = [], []
+            for k, ((_, after, candidates), trie) in enumerate(zip(work, trie_rows)):
+                for slot in range(1, len(candidates) + 1):
+                    ctx.seq_cp(k * span, k * span + slot)
+                for prefix, slots in trie.items():
+                    rows.append((prefix[-1], len(after) + len(prefix) - 1, [k * span + s for s in slots]))
+                    nodes.append((k, prefix))
+            logprobs = log_softmax(ctx.decode(*(list(c) for c in zip(*rows)), [True] * len(rows)))
+            after_rows = [{} for _ in work]
+            for (k, prefix), row in zip(nodes, logprobs):
+                after_rows[k][prefix] = row
+            scores = [[candidate_score(firsts[k], after_rows[k], c, model.eos) for c in candidates]
+                      for k, (_, _, candidates) in enumerate(work)]
+            times.append((time.perf_counter() - start) * 1000)
+        ctx.close()
+        return statistics.median(times), scores
+
+    results = []
+    for sessions in BATCHED_SESSIONS:
+        total, waited, reference = separate(sessions)
+        row = {"sessions": sessions, "separate_ms": round(total, 3), "separate_mean_wait_ms": round(waited, 3)}
+        for n_ubatch in UBATCHES:
+            ms, scores = batched(sessions, n_ubatch)
+            row[f"batched_ms_ubatch_{n_ubatch or 'all'}"] = round(ms, 3)
+            row[f"max_score_difference_ubatch_{n_ubatch or 'all'}"] = round(max(
+                abs(a - b) for x, y in zip(scores, reference) for a, b in zip(x, y)), 5)
+        row["batched_over_separate"] = round(row["batched_ms_ubatch_all"] / total, 3)
+        results.append(row)
+    model.close()
+    return {"model": entry.name, "threads": threads, "candidates": SCORED_CANDIDATES, "repeat": repeat,
+            "rounds": results}
 
 
 def _rss_mib(pid: int, field: str = "VmRSS") -> float:
@@ -554,6 +735,18 @@ def main(argv: list[str] | None = None) -> int:
     engine.add_argument("--repeat", type=int, default=5)
     engine.add_argument("--dtype", default="q8_0", choices=["q8_0", "f16", "f32"],
                         help="weight type (default q8_0, what we ship)")
+    engine.add_argument("--drafts", action="store_true",
+                        help="instead: greedy decoding's guesses (none, the previous output, the dictionary's "
+                             "path, lookahead) on the real model, typing a set's readings kana by kana")
+    engine.add_argument("--sessions", action="store_true",
+                        help=f"instead: {', '.join(map(str, BATCHED_SESSIONS))} sessions' rescoring decoded one "
+                             f"after another or batched into one llama_decode, for several n_ubatch")
+    engine.add_argument("--set", type=Path, default=LIVE_SET, help=f"with --drafts or --sessions: JSON lines with "
+                                                                   f"input and context (default {LIVE_SET})")
+    engine.add_argument("--limit", type=int, default=60, help="with --drafts: items typed (default 60)")
+    engine.add_argument("--model", default="default", help="with --drafts or --sessions: model name or GGUF")
+    engine.add_argument("--lookahead", default=LOOKAHEAD, metavar="W,N,G",
+                        help=f"with --drafts: window, n-gram size, n-grams per token (default {LOOKAHEAD})")
     dbus = sub.add_parser("dbus", help="key round trip through the real daemon, and its memory per session")
     dbus.add_argument("--json", action="store_true", help="print one JSON object (the default)")
     dbus.add_argument("--model-size", default="m25", choices=["tiny", "m25", "m100"])
@@ -580,6 +773,10 @@ def main(argv: list[str] | None = None) -> int:
         result = soak_benchmark(args.sessions, args.seconds, args.model)
     elif args.what == "dbus":
         result = dbus_benchmark(args.model_size, args.keys)
+    elif args.sessions:
+        result = batching_benchmark(args.set, args.threads, args.model, args.repeat)
+    elif args.drafts:
+        result = draft_benchmark(args.set, args.limit, args.threads, args.model, args.lookahead)
     else:
         result = engine_benchmark(args.sizes.split(","), args.threads, args.repeat, args.dtype)
     print(json.dumps(result, ensure_ascii=False))

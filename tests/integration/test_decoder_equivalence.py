@@ -15,6 +15,7 @@ import pytest
 from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.decoder import ReferenceDecoder, SessionDecoder
 from daemon.engine.engine import prompt_tokens, stop_tokens
+from daemon.engine.lookahead import LookaheadSettings
 from daemon.engine.native import Model
 from daemon.engine.prompts import build_prompt
 
@@ -139,6 +140,27 @@ def test_repeated_greedy_verifies_its_previous_output_in_one_batch(exact):
         assert same_candidate(decoder.greedy(prompt, MAX_NEW, stops, use_draft=False), first)
     finally:
         decoder.close()
+
+
+@pytest.mark.parametrize("use_draft", [False, True])
+def test_lookahead_greedy_equals_plain_greedy(exact, use_draft):
+    """Lookahead decoding over 240 readings (its n-gram pool kept from one to the next, as in a session),
+    alone and with the previous output as a draft: the same output as plain greedy, in fewer steps."""
+    model, _, _, stops = exact
+    plain = SessionDecoder(model, exact=True, beam_capacity=1)
+    ahead = SessionDecoder(model, exact=True, beam_capacity=1, lookahead=LookaheadSettings(4, 4, 4))
+    try:
+        for reading, context in typing_sequence() + [("".join(KANA[7:7 + n]), "") for n in range(1, 21)] * 2:
+            prompt = prompt_tokens(model, build_prompt("jinen", reading, context))
+            for prompt in [prompt] + random_prompts(model, 4, seed=len(reading)):
+                want = plain.greedy(prompt, 3 * MAX_NEW, stops, use_draft=False)
+                assert same_candidate(ahead.greedy(prompt, 3 * MAX_NEW, stops, use_draft=use_draft), want)
+    finally:
+        plain.close()
+        ahead.close()
+    assert ahead.stats.tokens == plain.stats.tokens
+    assert ahead.stats.accepted > 0.1 * ahead.stats.tokens
+    assert ahead.stats.steps < plain.stats.steps
 
 
 def test_f16_production_config_matches_reference_up_to_near_ties(model_path):

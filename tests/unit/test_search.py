@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.engine.constraint import SpellingConstraint
+from daemon.engine.lookahead import JacobiWindow, LookaheadSettings, NgramPool
 from daemon.engine.search import (beam_search, constrained_rows, greedy_search, log_softmax,
                                   permutation_plan, top_expansions)
 
@@ -101,23 +102,52 @@ def test_results_are_sorted_and_bounded():
         assert [h.score for h in found] == sorted((h.score for h in found), reverse=True)
 
 
-def toy_greedy(max_new: int, draft=()):
-    """Greedy over the toy model; returns the result and the sizes of the batches it asked for."""
-    decoded: list[int] = []
+def toy_greedy(max_new: int, draft=(), lookahead: LookaheadSettings | None = None, next_logprobs=None):
+    """Greedy over the toy model, with the KV cache simulated: rows see the kept tokens and, as llama.cpp's
+    masks make them, the rows of this batch that share a sequence and come before them. Returns the result
+    and the number of rows of each batch."""
+    next_logprobs = next_logprobs or toy_logprobs
+    kept: list[int] = []  # tokens whose KV is kept
     batches: list[int] = []
+    pool = NgramPool(lookahead) if lookahead else None
+    window = JacobiWindow(lookahead, [1, 2, 3]) if lookahead else None
+    last: list[int] = []
 
-    def advance(tokens):
-        batches.append(len(tokens))
-        rows = []
-        for t in tokens:
-            decoded.append(t)
-            rows.append(toy_logprobs(tuple(decoded)))
-        return np.stack(rows)
+    def propose(tokens):
+        guesses = [tuple(draft[len(tokens):])] if tuple(draft[:len(tokens)]) == tokens else []
+        return guesses + (pool.following(tokens[-1]) if pool else [])
 
-    def rollback(n):
-        del decoded[n:]
+    def verify(token, guesses):
+        last[:] = [token]
+        base = tuple(kept) + (token,)
+        rows = {(): next_logprobs(base)}
+        for guess in guesses:
+            for k in range(len(guess)):
+                rows[guess[:k + 1]] = next_logprobs(base + guess[:k + 1])
+        window_rows = window.rows() if window else []
+        predictions = {}
+        for row in window_rows:
+            seen = sorted((r.offset, r.token) for r in window_rows
+                          if set(r.columns) & set(row.columns) and r.offset <= row.offset)
+            if row.predicts:
+                predictions[row.columns[0]] = int(np.argmax(next_logprobs(base + tuple(t for _, t in seen))))
+        if window:
+            for ngram in window.shift(token, [predictions[c] for c in range(window.width)]):
+                pool.add(ngram)
+        batches.append(len(rows) + len(window_rows))
+        return rows
 
-    return greedy_search(toy_logprobs(()), advance, max_new, {STOP}, draft=draft, rollback=rollback), batches
+    def accept(path):
+        kept.extend(last + list(path))
+
+    result = greedy_search(next_logprobs(()), verify, max_new, {STOP}, propose, accept)
+    return result, batches
+
+
+def cycling_logprobs(prefix: tuple[int, ...]) -> np.ndarray:
+    """A model that says 1 2 3 4 5 1 2 3 4 5 ...: what the n-gram pool learns to guess."""
+    follows = (prefix[-1] % (VOCAB - 1)) + 1 if prefix else 1
+    return log_softmax(np.where(np.arange(VOCAB) == follows, 3.0, 0.0))
 
 
 def test_beam_one_equals_greedy():
@@ -143,6 +173,45 @@ def test_a_correct_draft_is_verified_in_one_batch():
     drafted, batches = toy_greedy(10, plain.tokens)
     assert drafted == plain
     assert len(batches) <= 1  # everything after the first token rides along in one batch
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 14), st.integers(1, 4), st.integers(3, 5), st.integers(1, 4),
+       st.lists(st.integers(0, VOCAB - 1), max_size=8))
+def test_lookahead_never_changes_the_greedy_result(max_new, window, ngram, per_token, draft):
+    plain, _ = toy_greedy(max_new)
+    ahead, batches = toy_greedy(max_new, draft, LookaheadSettings(window, ngram, per_token))
+    assert (ahead.tokens, ahead.finished) == (plain.tokens, plain.finished)
+    assert np.isclose(ahead.score, plain.score)
+
+
+def test_lookahead_guesses_what_the_window_saw_and_takes_fewer_steps():
+    plain, plain_batches = toy_greedy(24, next_logprobs=cycling_logprobs)
+    ahead, batches = toy_greedy(24, lookahead=LookaheadSettings(4, 4, 2), next_logprobs=cycling_logprobs)
+    assert ahead == plain
+    assert len(plain_batches) == 23
+    assert len(batches) <= 9  # after the window's first steps, three tokens a step
+
+
+def test_the_pool_keeps_the_newest_distinct_continuations_per_first_token():
+    pool = NgramPool(LookaheadSettings(1, 3, 2))
+    for ngram in [(1, 2, 3), (1, 4, 5), (1, 2, 3), (1, 6, 6), (7, 1, 2)]:
+        pool.add(ngram)
+    assert pool.following(1) == [(6, 6), (2, 3)]
+    assert pool.following(7) == [(1, 2)]
+    assert pool.following(2) == []
+    pool.add_sequence([2, 3, 4, 5])
+    assert pool.following(2) == [(3, 4)] and pool.following(3) == [(4, 5)]
+
+
+def test_the_window_lays_columns_out_diagonally_and_moves_up_a_level():
+    window = JacobiWindow(LookaheadSettings(window=3, ngram=3, per_token=1), [10, 11, 12, 13, 14, 15])
+    assert window.levels == [[10, 11, 12], [13, 14, 15]]
+    assert [(r.token, r.offset, r.columns, r.predicts) for r in window.rows()] == [
+        (11, 1, (1, 2), False), (12, 2, (2,), False),
+        (13, 1, (0,), True), (14, 2, (1,), True), (15, 3, (2,), True)]
+    assert window.shift(9, [20, 21, 22]) == [(9, 13, 20), (11, 14, 21), (12, 15, 22)]
+    assert window.levels == [[13, 14, 15], [20, 21, 22]]
 
 
 def test_top_expansions_order_breaks_ties_by_parent_then_token():
