@@ -81,6 +81,16 @@ def prompt_tokens(model: Model, prompt: Prompt) -> list[int]:
     return ids
 
 
+def conversion_prompt(model: Model, entry: ModelEntry, reading: str, context: str) -> list[int]:
+    """The prompt's tokens for converting `reading` after `context`, in the model's registered format."""
+    return prompt_tokens(model, build_prompt(entry.format, reading, context, entry.context_chars))
+
+
+def max_new_tokens(model: Model, reading: str) -> int:
+    """How many tokens a conversion of `reading` may produce."""
+    return min(len(model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP)
+
+
 def stop_tokens(model: Model) -> frozenset[int]:
     """End-of-generation tokens, and the markers: a model starting a new prompt section is done."""
     stops = {t for t in range(model.n_vocab) if model.is_end_of_generation(t)}
@@ -98,8 +108,7 @@ class _LoadedModel:
     stop_tokens: frozenset[int]
 
     def prompt(self, reading: str, context: str) -> list[int]:
-        built = build_prompt(self.entry.format, reading, context, self.entry.context_chars)
-        return prompt_tokens(self.model, built)
+        return conversion_prompt(self.model, self.entry, reading, context)
 
 
 @dataclass(frozen=True)
@@ -394,7 +403,7 @@ class ModelSession:
                 width: int, draft: list[int] | None = None,
                 constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
         prompt = loaded.prompt(reading, context)
-        max_new = min(len(loaded.model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP)
+        max_new = max_new_tokens(loaded.model, reading)
         if width == 1 and constraint is None:
             return [decoder.greedy(prompt, max_new, loaded.stop_tokens, draft=draft)]
         return decoder.beam(prompt, width, max_new, loaded.stop_tokens, constraint)

@@ -141,10 +141,9 @@ def draft_benchmark(set_path: Path, limit: int, threads: int, model_name: str, l
     conversion, and how many outputs differ from plain greedy's."""
     from daemon.dictionary.system import SystemDictionary
     from daemon.engine.decoder import GreedyStats, SessionDecoder
-    from daemon.engine.engine import MAX_NEW_CAP, prompt_tokens, stop_tokens
+    from daemon.engine.engine import conversion_prompt, max_new_tokens, stop_tokens
     from daemon.engine.lookahead import LookaheadSettings
     from daemon.engine.native import Model
-    from daemon.engine.prompts import build_prompt
     from daemon.engine.registry import resolve_model
     from daemon.kana import to_katakana
 
@@ -159,10 +158,9 @@ def draft_benchmark(set_path: Path, limit: int, threads: int, model_name: str, l
         for end in range(1, len(item.reading) + 1):
             reading = to_katakana(item.reading[:end])
             best = dictionary.convert(reading, 1)
-            conversions.append((
-                prompt_tokens(model, build_prompt(entry.format, reading, item.context, entry.context_chars)),
-                min(len(model.tokenize(reading, special=False)) + 8, MAX_NEW_CAP),
-                model.tokenize(best[0].text, special=False) if best else []))
+            conversions.append((conversion_prompt(model, entry, reading, item.context),
+                                max_new_tokens(model, reading),
+                                model.tokenize(best[0].text, special=False) if best else []))
     results, plain_outputs = {}, None
     for kind in DRAFT_KINDS:
         decoder = SessionDecoder(model, n_threads=threads, beam_capacity=1,
@@ -208,9 +206,8 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
     scores; and how far the batched scores are from the separate ones."""
     from daemon.dictionary.system import SystemDictionary
     from daemon.engine.decoder import SessionDecoder, candidate_score, common_prefix_len, trie_batch
-    from daemon.engine.engine import prompt_tokens
+    from daemon.engine.engine import conversion_prompt
     from daemon.engine.native import Context, Model
-    from daemon.engine.prompts import build_prompt
     from daemon.engine.registry import resolve_model
     from daemon.engine.search import log_softmax
     from daemon.kana import to_katakana
@@ -223,8 +220,7 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
         reading = to_katakana(item.reading)
         if len(reading) < 4 or len(keystrokes) == max(BATCHED_SESSIONS):
             continue
-        prompts = [prompt_tokens(model, build_prompt(entry.format, r, item.context, entry.context_chars))
-                   for r in (reading[:-1], reading)]
+        prompts = [conversion_prompt(model, entry, r, item.context) for r in (reading[:-1], reading)]
         texts = [c.text for c in dictionary.convert(reading, SCORED_CANDIDATES)]
         keystrokes.append((*prompts, [model.tokenize(t, special=False) for t in texts]))
     if not keystrokes:
