@@ -121,6 +121,10 @@ class InputSession:
         self.reconverted: str | None = None  # while a reconversion is in progress, the text it deleted
         self.model_session = converter.model_session()
         self.live_text: str | None = None  # live conversion of the current composition
+        # The live text of the composition less its pending romaji, keyed by the reading and context it was
+        # converted from: a key that only adds romaji (the k of か) converts nothing, and an improvement made in
+        # advance stays shown. Forgotten with the composition (a commit may teach the next one otherwise).
+        self._live_settled: tuple[tuple[str, str], str | None] | None = None
         # Text typed while the field was secret stays secret until it is committed or dropped, even if the
         # field's purpose changes meanwhile (IBus re-sends FocusIn on a content-type change).
         self.typed_in_secret = False
@@ -470,6 +474,7 @@ class InputSession:
         self.focus = 0
         self.window_open = False
         self.live_text = None
+        self._live_settled = None
         self.typed_in_secret = False
         self.reconverted = None
         self.phase = Phase.EMPTY
@@ -477,14 +482,22 @@ class InputSession:
     # -- live conversion ----------------------------------------------------------------------------
 
     def live_conversion(self) -> str | None:
-        """The top candidate for the current composition. None in secret fields: what is typed there is shown
-        as typed and sent nowhere else. Per key, the dictionary and the language model decide (about 1 ms); the
-        neural model has its say in the conversion in advance and when the user converts."""
+        """The top candidate for the current composition less its pending romaji, that romaji after it (今日h).
+        None in secret fields: what is typed there is shown as typed and sent nowhere else. Per key, the
+        dictionary and the language model decide (about 2 ms); the neural model has its say in the conversion in
+        advance and when the user converts."""
         if not self.settings.live_conversion or self.phase is not Phase.COMPOSING or self.private:
             return None
-        candidates = self.converter.candidates(self.composer.reading(), self.context, 1,
-                                               personal=self.personal_data, effort=Effort.KEYSTROKE)
-        return candidates[0].text if candidates else None
+        reading, pending = self.composer.settled_reading()
+        if not reading:
+            return None
+        key = (reading, self.context)
+        if self._live_settled is None or self._live_settled[0] != key:
+            candidates = self.converter.candidates(reading, self.context, 1, personal=self.personal_data,
+                                                   effort=Effort.KEYSTROKE)
+            self._live_settled = (key, candidates[0].text if candidates else None)
+        text = self._live_settled[1]
+        return None if text is None else text + pending
 
     def conversion_in_advance(self) -> Callable[[], list[ConversionCandidate]] | None:
         """Space's conversion of the composition, to run while the user pauses after a live conversion: the
@@ -500,6 +513,10 @@ class InputSession:
         differs. None when nothing changes."""
         if self.phase is not Phase.COMPOSING or not candidates or candidates[0].text == self.live_text:
             return None
+        reading, pending = self.composer.settled_reading()
+        if pending:  # the live text is the settled part's, already improved in the pause before the romaji
+            return None
+        self._live_settled = ((reading, self.context), candidates[0].text)
         return self.show_live(candidates[0].text, request_id)
 
     def show_live(self, text: str | None, request_id: int = 0) -> Output:

@@ -152,6 +152,16 @@ class Composer:
         """What conversion uses: the preedit with a trailing lone `n` read as ん, other romaji as typed."""
         return "".join(chunk.read(self.table) for chunk in self._chunks)
 
+    def settled_reading(self) -> tuple[str, str]:
+        """(reading, pending): the reading of the composition less a trailing unfinished romaji, and that romaji
+        as typed (`きょうh` → きょう, h). Live conversion converts the first and shows the second after it: the
+        next key completes the kana, so converting `h` now would only change the text before it. A trailing lone
+        `n` is read as ん, as in `reading()`, so nothing is pending then."""
+        last = self._chunks[-1] if self._chunks else None
+        if last is None or last.text is not None or last.read(self.table) != last.shown():
+            return self.reading(), ""
+        return "".join(chunk.read(self.table) for chunk in self._chunks[:-1]), last.shown()
+
     def raw(self) -> str:
         """The keys behind the composition, as typed."""
         return "".join(chunk.raw for chunk in self._chunks)

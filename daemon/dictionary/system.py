@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib.util
 import mmap
 import threading
+from contextlib import closing
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -25,13 +27,16 @@ from daemon.kana import to_hiragana, to_katakana
 # N-best paths repeat surfaces (the same text cut into different words), so a conversion asked for n distinct
 # texts reads up to this many paths per text asked for.
 PATHS_PER_CANDIDATE = 40
-# A lattice made by MeCab.Lattice() prints a path as "surface<TAB>feature" lines, then "EOS". Mozc's features
-# are the words' surfaces; an unknown character's is this private-use character (MeCab's -x), which no
-# dictionary word is spelled with, and its surface is the character itself.
+# A lattice of the model prints a path as the fields below for each word, each field ended by the separator
+# (no key holds it: control characters become U+3000), and nothing at its end: reading a path is one C call
+# and a split, not a walk over its nodes. Mozc's features are the words' surfaces; an unknown character's is
+# this private-use character (MeCab's -x), which no dictionary word is spelled with, and its surface (the
+# key) is the character itself.
 _UNKNOWN_FEATURE = "\ue000"
-_FIELD_SEPARATOR = "\t"
-_EOS_STATUS = 3  # MeCab's MECAB_EOS_NODE
-_UNKNOWN_STATUS = 1  # MECAB_UNK_NODE
+_FIELD_SEPARATOR = "\x1f"
+_WORD_FORMAT = _FIELD_SEPARATOR.join(("%H", "%m", "%phl", "%phr", "%c", "%s", ""))  # feature, key, ids, cost, status
+_WORD_FIELDS = 6
+_UNKNOWN_STATUS = "1"  # MeCab's MECAB_UNK_NODE
 _BOS_EOS_ID = 0
 # What MeCab looks up for a reading. Mozc keys symbols and digits in ASCII (? rather than ？; of the full-width
 # forms it keys only ～, U+FF5E). Spaces and control characters become U+3000, an ordinary unknown character,
@@ -91,8 +96,8 @@ class SystemDictionary:
         key = _dictionary_key(reading)
         candidates: list[DictionaryCandidate] = []
         seen: set[str] = set()
-        with self._query_lock:
-            for joined, morphemes in self._paths(files, key, n * PATHS_PER_CANDIDATE):
+        with self._query_lock, closing(self._paths(files, key, n * PATHS_PER_CANDIDATE)) as paths:
+            for joined, morphemes in paths:
                 if joined in seen:
                     continue
                 seen.add(joined)
@@ -180,25 +185,29 @@ class SystemDictionary:
     @staticmethod
     def _paths(files: _Loaded, key: str, limit: int) -> Iterator[tuple[str, Callable[[], list[Morpheme]]]]:
         """MeCab's N-best paths over a dictionary key, best first, at most `limit` of them: each path's text as
-        the dictionary spells it (which decides duplicates), and a function that reads its morphemes, to be
-        called before the next path is asked for. The caller holds the query lock."""
+        the dictionary spells it (which decides duplicates), and a function that reads its morphemes (only the
+        kept paths need them). The caller holds the query lock."""
         # A lattice of its own per query: a reused one pays, in its next parse, for discarding the previous
         # query's N-best agenda (~7 ms after 400 paths, against 0.4 ms to make and free a new lattice).
-        lattice = MeCab.Lattice()
-        lattice.set_sentence(key)
-        lattice.set_request_type(MeCab.MECAB_NBEST)
-        if not files.tagger.parse(lattice):
-            raise RuntimeError(f"MeCab failed on {key!r}: {lattice.what()}")
-        for _ in range(limit):
-            if not lattice.next():
-                return
-            # surface, feature, surface, feature, ..., "EOS", ""
-            fields = lattice.toString().replace("\n", _FIELD_SEPARATOR).split(_FIELD_SEPARATOR)
-            features = fields[1:-2:2]
-            if _UNKNOWN_FEATURE in features:
-                features = [surface if feature == _UNKNOWN_FEATURE else feature
-                            for surface, feature in zip(fields[0:-2:2], features)]
-            yield "".join(features), lambda: _path_morphemes(lattice)
+        # The model's lattice prints with the model's formats. SWIG leaves it to the caller, and marking it
+        # owned corrupts the binding's type table: it is deleted explicitly, when the caller stops asking.
+        lattice = files.model.createLattice()
+        try:
+            lattice.set_sentence(key)
+            lattice.set_request_type(MeCab.MECAB_NBEST)
+            if not files.tagger.parse(lattice):
+                raise RuntimeError(f"MeCab failed on {key!r}: {lattice.what()}")
+            for _ in range(limit):
+                if not lattice.next():
+                    return
+                fields = lattice.toString().split(_FIELD_SEPARATOR)  # _WORD_FIELDS per word, then ""
+                features = fields[0:-1:_WORD_FIELDS]
+                if _UNKNOWN_FEATURE in features:
+                    features = [key if feature == _UNKNOWN_FEATURE else feature
+                                for feature, key in zip(features, fields[1:-1:_WORD_FIELDS])]
+                yield "".join(features), partial(_path_morphemes, fields)
+        finally:
+            MeCab.Lattice.__swig_destroy__(lattice)
 
     @staticmethod
     def _path_cost(files: _Loaded, path: Sequence[Morpheme]) -> int:
@@ -224,8 +233,9 @@ class SystemDictionary:
         if any(ch.isspace() for ch in str(directory)):
             raise DictionaryUnavailable(f"MeCab cannot open a dictionary under a path with spaces: {directory}")
         try:
-            # -r /dev/null: no mecabrc; -x: the feature of unknown characters
-            model = MeCab.Model(f"-d {directory} -r /dev/null -x {_UNKNOWN_FEATURE}")
+            # -r /dev/null: no mecabrc; -x: the feature of unknown characters; the formats: _WORD_FORMAT
+            model = MeCab.Model(f"-d {directory} -r /dev/null -x {_UNKNOWN_FEATURE} --node-format={_WORD_FORMAT} "
+                                f"--unk-format={_WORD_FORMAT} --eos-format=")
         except RuntimeError as error:
             raise DictionaryUnavailable(f"MeCab could not open the dictionary in {directory}: {error}") from error
         return _Loaded(model, model.createTagger(), Lexicon(directory / "sys.dic", model.transition_cost),
@@ -272,13 +282,11 @@ def _as_typed(path: list[Morpheme], reading: str) -> list[Morpheme]:
     return typed
 
 
-def _path_morphemes(lattice: MeCab.Lattice) -> list[Morpheme]:
-    """The current N-best path's morphemes, read from its nodes (an unknown word's surface is its characters)."""
+def _path_morphemes(fields: list[str]) -> list[Morpheme]:
+    """A path's morphemes from its printed fields (an unknown word's surface is its characters)."""
     morphemes = []
-    node = lattice.bos_node().next
-    while (status := node.stat) != _EOS_STATUS:
-        key = node.surface
-        morphemes.append(Morpheme(key, key if status == _UNKNOWN_STATUS else node.feature, node.lcAttr, node.rcAttr,
-                                  node.wcost, status == _UNKNOWN_STATUS))
-        node = node.next
+    for start in range(0, len(fields) - 1, _WORD_FIELDS):
+        feature, key, left_id, right_id, cost, status = fields[start:start + _WORD_FIELDS]
+        unknown = status == _UNKNOWN_STATUS
+        morphemes.append(Morpheme(key, key if unknown else feature, int(left_id), int(right_id), int(cost), unknown))
     return morphemes

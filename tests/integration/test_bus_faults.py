@@ -209,7 +209,7 @@ async def test_a_damaged_user_file_is_reported_and_never_lost(damage, tmp_path):
 
 
 def test_the_allocator_is_tuned_for_a_long_running_daemon():
-    """glibc takes both settings (daemon/allocator.py has the soak figures behind them)."""
+    """glibc takes every setting (daemon/allocator.py has the figures behind them)."""
     import platform
 
     from daemon.allocator import tune_allocator

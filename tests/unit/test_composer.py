@@ -75,6 +75,20 @@ def test_pending_romaji_shows_as_typed():
     assert Composer().insert("Ky").preedit() == "Ky"
 
 
+@pytest.mark.parametrize("keys,settled", [
+    ("kyouh", ("きょう", "h")), ("ky", ("", "ky")), ("kyou", ("きょう", "")), ("kan", ("かん", "")),
+    ("kanaky", ("かな", "ky")), ("ktak", ("kた", "k")), ("", ("", "")), ("Ky", ("", "Ky")),
+])
+def test_settled_reading_leaves_out_the_trailing_unfinished_romaji(keys, settled):
+    assert Composer().insert(keys).settled_reading() == settled
+
+
+@given(ascii_keys, st.sampled_from(list(InputMode)))
+def test_settled_reading_and_pending_make_the_reading(keys, mode):
+    reading, pending = Composer(mode).insert(keys).settled_reading()
+    assert reading + pending == Composer(mode).insert(keys).reading()
+
+
 @pytest.mark.parametrize("keys,preedit,raw", [
     ("kya", "き", "ki"),  # the kana left gets the romaji that types it
     ("sha", "し", "shi"),  # ... preferring what was typed (not si)

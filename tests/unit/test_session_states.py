@@ -4,7 +4,7 @@ same machine with the real dictionary as a regression layer."""
 
 import pytest
 
-from daemon.converter import Effort
+from daemon.converter import CandidateSource, ConversionCandidate, Effort
 from daemon.keys import keyval_of
 from daemon.session import InputSession, Phase, SessionSettings
 from ime_protocol import SHIFT_MASK, SegmentStyle
@@ -104,6 +104,26 @@ def test_with_live_conversion_a_key_is_answered_with_the_conversion_unless_a_new
     assert press(session, "Left").preedit.text == "今日は" and len(conversion.asked) == asked
     assert press(session, "BackSpace").preedit.text == "今日"
     assert press(session, "Return").commit == "今日"
+
+
+def test_a_key_that_only_adds_romaji_shows_it_after_the_live_text_without_converting(conversion):
+    session = InputSession(conversion, SessionSettings(live_conversion=True))
+    assert press(session, *"ky").preedit.text == "ky" and conversion.asked == []  # nothing settled yet
+    assert press(session, *"ou").preedit.text == "今日"
+    asked = len(conversion.asked)
+    assert press(session, "h").preedit.text == "今日h" and len(conversion.asked) == asked
+    assert press(session, "BackSpace").preedit.text == "今日" and len(conversion.asked) == asked
+    # An improvement made in advance stays shown while romaji is pending; the next kana converts again.
+    better = [ConversionCandidate("京", CandidateSource.DICTIONARY)]
+    assert session.improve_live(better).preedit.text == "京"
+    assert press(session, "h").preedit.text == "京h" and len(conversion.asked) == asked
+    assert session.improve_live(conversion.candidates("きょうh")) is None  # pending: the settled part's stays
+    assert press(session, "a").preedit.text == "今日は" and conversion.asked[-1] == ("きょうは", Effort.KEYSTROKE)
+    # Forgotten with the composition: typed again, it is converted again (a commit may have taught otherwise).
+    press(session, "Escape")
+    conversion.asked.clear()
+    assert press(session, *"kyou").preedit.text == "今日"
+    assert conversion.asked == [("きょ", Effort.KEYSTROKE), ("きょう", Effort.KEYSTROKE)]
 
 
 def test_without_live_conversion_keys_show_kana_and_convert_nothing(session, conversion):
