@@ -502,8 +502,9 @@ class InputSession:
     def conversion_in_advance(self) -> Callable[[], list[ConversionCandidate]] | None:
         """Space's conversion of the composition, to run while the user pauses after a live conversion: the
         converter keeps its result, so Space finds it done (or under way). None where there is nothing to
-        convert, and in secret fields, whose text goes nowhere it need not."""
-        if self.phase is not Phase.COMPOSING or self.private:
+        convert, in secret fields, whose text goes nowhere it need not, and while romaji is pending: the next key
+        completes the kana (Space seldom comes first), and the live text keeps the settled part's."""
+        if self.phase is not Phase.COMPOSING or self.private or self.composer.settled_reading()[1]:
             return None
         return self._whole_reading_conversion()
 
