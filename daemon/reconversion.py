@@ -20,15 +20,19 @@ _WORD_CHARS = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff
 @dataclass(frozen=True)
 class ReconversionTarget:
     """Text in the field to convert again: `text`, which spans `before` characters before the cursor and
-    `after` characters after it."""
+    `after` characters after it, selected or not."""
 
     text: str
     before: int
     after: int
+    selected: bool = False
 
     @property
-    def deletion(self) -> SurroundingDeletion:
-        return SurroundingDeletion(self.before, self.after)
+    def deletion(self) -> SurroundingDeletion | None:
+        """What the field deletes as the reconversion starts. A selection is not deleted: the toolkits replace it
+        with what is committed (GTK 3 and 4, Qt), and GTK 4.8's text view reports a selection's cursor at its
+        other end, where a deletion around it would take the wrong text."""
+        return None if self.selected else SurroundingDeletion(self.before, self.after)
 
 
 def reconversion_target(text: str, cursor: int, anchor: int) -> ReconversionTarget | None:
@@ -46,4 +50,4 @@ def reconversion_target(text: str, cursor: int, anchor: int) -> ReconversionTarg
     # A selection with a line break is not reconverted: its replacement would lose the break.
     if any(unicodedata.category(ch) in NOT_IN_A_READING for ch in target):
         return None
-    return ReconversionTarget(target, cursor - start, end - cursor)
+    return ReconversionTarget(target, cursor - start, end - cursor, selected=cursor != anchor)

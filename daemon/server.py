@@ -64,7 +64,7 @@ from daemon.kana import to_hiragana
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import InvalidEntry, LineFileStore, UnwritableStore
 from daemon.userdata.user_dictionary import UserDictionary
-from ime_protocol import (FRONTEND_MESSAGES, FocusIn, FocusOut, KeyEvent, ProtocolError, Reset,
+from ime_protocol import (FRONTEND_MESSAGES, Discard, FocusIn, FocusOut, KeyEvent, ProtocolError, Reset,
                           SelectCandidate, SetInputMode, SurroundingText, decode, encode)
 from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_PATH,
                                      SESSION_INTERFACE, SESSION_PATH_PREFIX as SESSION_PREFIX)
@@ -462,10 +462,10 @@ def apply_message(session: InputSession, message, latest_key: Callable[[], bool]
             session.set_surrounding_text(message)
         case FocusIn():
             session.focus_in(message.purpose)
-        case FocusOut():
-            return session.focus_out()
-        case Reset():
-            return session.reset()
+        case FocusOut() | Reset():
+            return session.commit_shown()
+        case Discard():
+            return session.discard()
         case SetInputMode():
             return session.set_mode(message.mode)
     return session.current_output()

@@ -175,11 +175,12 @@ class InputSession:
     def focus_in(self, purpose: InputPurpose) -> None:
         self.purpose = purpose
 
-    def focus_out(self) -> Output:
-        """Leaving the field commits what is there, as the user sees it (nothing is lost)."""
+    def commit_shown(self) -> Output:
+        """The composition ends other than by a key (focus lost, the field reset): what is shown is committed, as
+        the user sees it (nothing is lost), and learned from as any commit."""
         return self._output(0, True, self._commit_all())
 
-    def reset(self) -> Output:
+    def discard(self) -> Output:
         """The composition is dropped; a reconversion puts back the text it deleted."""
         return self._output(0, True, self._cancel())
 

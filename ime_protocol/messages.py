@@ -119,14 +119,24 @@ class FocusIn(WireRecord):
     purpose: InputPurpose
 
 
+# How a composition ends other than by a key. FocusOut and Reset commit what is shown (the Output's commit): the
+# daemon decides the text; the frontend writes it into the field unless its framework or toolkit already did
+# (which each frontend knows, and says where). Discard drops it, committing nothing.
+
 @message("focus_out")
 class FocusOut(WireRecord):
-    pass
+    """The field lost the focus, or the input method."""
 
 
 @message("reset")
 class Reset(WireRecord):
-    pass
+    """The application reset the field's input context (a click in it, its text set by the program)."""
+
+
+@message("discard")
+class Discard(WireRecord):
+    """The frontend gave the key to the application after all (its answer came too late): the composition the
+    daemon built of it goes, and a reconversion puts back the text it took out of the field."""
 
 
 @message("select_candidate")
@@ -247,7 +257,8 @@ class Status(WireRecord):
     reason: ShortText  # why it failed, for the user; "" otherwise
 
 
-FrontendMessage = Union[KeyEvent, SurroundingText, FocusIn, FocusOut, Reset, SelectCandidate, SetInputMode]
+FrontendMessage = Union[KeyEvent, SurroundingText, FocusIn, FocusOut, Reset, Discard, SelectCandidate,
+                        SetInputMode]
 DaemonMessage = Union[Output, Status]
 FRONTEND_MESSAGES: tuple[type[WireRecord], ...] = get_args(FrontendMessage)  # for decode(expected=...)
 DAEMON_MESSAGES: tuple[type[WireRecord], ...] = get_args(DaemonMessage)

@@ -20,9 +20,9 @@ A replayed message that the new session refuses or answers late changes nothing 
 call finds that session gone too abandons it (the message is not delivered) and keeps the list for the
 next try.
 """
-from .messages import FocusIn, FocusOut, Reset, SetInputMode, SurroundingText
+from .messages import Discard, FocusIn, FocusOut, Reset, SetInputMode, SurroundingText
 
 # Messages whose latest value describes the field rather than an edit.
 FIELD_STATE_MESSAGES = (FocusIn, SurroundingText, SetInputMode)
-COMPOSITION_ENDING_MESSAGES = (FocusOut, Reset)
+COMPOSITION_ENDING_MESSAGES = (FocusOut, Reset, Discard)
 MAX_REPLAYED_KEYS = 500

@@ -150,11 +150,11 @@ async def wait_until_warmed_up(session) -> None:
     """Until the daemon's warm-up is over: its last step builds the reading index reconversion needs (~3 s),
     and until then the daemon lets the reconversion key through. `session` is a daemon.tools.client.ClientSession."""
     from daemon.keys import keyval_of
-    from ime_protocol import KeyEvent, Reset, SurroundingText
+    from ime_protocol import Discard, KeyEvent, SurroundingText
 
     deadline = time.monotonic() + 30
     await session.send(SurroundingText("天気", 2, 0))
     while not (await session.send(KeyEvent(keyval_of("Henkan"), 0, 0, 1))).consumed:
         assert time.monotonic() < deadline, "the daemon never finished warming up"
         await asyncio.sleep(0.1)
-    await session.send(Reset())
+    await session.send(Discard())

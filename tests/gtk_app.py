@@ -1,6 +1,6 @@
 """A real GTK3 application for the frontend tests: one window with a GtkEntry above a GtkTextView.
 
-    /usr/bin/python3 tests/gtk_app.py
+    /usr/bin/python3 tests/gtk_app.py [TITLE]
 
 Run under an X server (Xvfb) with GTK_IM_MODULE set; the tests type into it with xdotool. Prints one
 JSON line per event: {"ready": {"entry": [x, y, w, h], "textview": [...]}} (screen coordinates, for
@@ -29,7 +29,7 @@ def screen_rectangle(widget: Gtk.Widget) -> list[int]:
 
 
 def main() -> int:
-    window = Gtk.Window(title="tsuzuri test")
+    window = Gtk.Window(title=sys.argv[1] if len(sys.argv) > 1 else "tsuzuri test")
     window.set_default_size(480, 240)
     window.connect("destroy", Gtk.main_quit)
     box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=12)

@@ -2,7 +2,7 @@
 tests/integration/test_frontend_recovery.py; frontends/fcitx5/test/session_test.cpp is the fcitx5 addon's, with the
 same commands and answers. Runs under Debian's /usr/bin/python3 (python3-gi), on $DBUS_SESSION_BUS_ADDRESS.
 
-    focus_in PURPOSE   surrounding xTEXT CURSOR ANCHOR   mode MODE   focus_out   reset
+    focus_in PURPOSE   surrounding xTEXT CURSOR ANCHOR   mode MODE   focus_out   reset   discard
     key KEYVAL REQUEST_ID TIMEOUT_MS                      each answered: answered CONSUMED xPREEDIT,
                                                           timeout or unavailable
     pump MS                                               runs the main loop (late answers): answered ok
@@ -16,7 +16,8 @@ from gi.repository import Gio, GLib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
-from ime_protocol import FocusIn, FocusOut, InputPurpose, KeyEvent, Reset, SetInputMode, SurroundingText  # noqa: E402
+from ime_protocol import (Discard, FocusIn, FocusOut, InputPurpose, KeyEvent, Reset, SetInputMode,  # noqa: E402
+                          SurroundingText)
 
 MESSAGE_TIMEOUT_MS = 300
 
@@ -37,6 +38,8 @@ def message_of(command: str, args: list[str]):
             return FocusOut()
         case "reset":
             return Reset()
+        case "discard":
+            return Discard()
         case "key":
             return KeyEvent(int(args[0]), 0, 0, int(args[1]))
     raise ValueError(f"unknown command {command}")

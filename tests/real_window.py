@@ -1,4 +1,5 @@
-"""A real X display (Xvfb) with tests/gtk_app.py on it, typed into with xdotool: what a user does.
+"""A real X display (Xvfb) with a test application on it (tests/gtk_app.py, gtk4_app.py, qt_app.py), typed
+into with xdotool: what a user does.
 
 Every wait is on the application's own events (a widget's text changed, a widget took the focus),
 with a deadline; nothing sleeps a fixed time.
@@ -8,6 +9,7 @@ import os
 import queue
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -17,19 +19,24 @@ import pytest
 
 from frontends.ibus.install import SYSTEM_PYTHON
 
-APP = Path(__file__).resolve().parent / "gtk_app.py"
+TESTS = Path(__file__).resolve().parent
+# Each toolkit's test application (the same window and events) and what it needs from Debian.
+APPS = {"gtk3": ([TESTS / "gtk_app.py"], "import gi; gi.require_version('Gtk', '3.0')", "python3-gi, gir1.2-gtk-3.0"),
+        "gtk4": ([TESTS / "gtk4_app.py"], "import gi; gi.require_version('Gtk', '4.0')", "python3-gi, gir1.2-gtk-4.0"),
+        "qt5": ([TESTS / "qt_app.py", "5"], "import PyQt5.QtWidgets", "python3-pyqt5"),
+        "qt6": ([TESTS / "qt_app.py", "6"], "import PyQt6.QtWidgets", "python3-pyqt6")}
 EVENT_WAIT_S = 15.0
 KEY_DELAY_MS = 40
 
 
-def missing_requirement() -> str | None:
+def missing_requirement(toolkit: str = "gtk3") -> str | None:
     for tool, package in (("Xvfb", "xvfb"), ("xdotool", "xdotool")):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (Debian package {package})"
-    probe = subprocess.run([str(SYSTEM_PYTHON), "-c", "import gi; gi.require_version('Gtk', '3.0')"],
-                           capture_output=True, text=True)
+    _app, probe_code, packages = APPS[toolkit]
+    probe = subprocess.run([str(SYSTEM_PYTHON), "-c", probe_code], capture_output=True, text=True)
     if probe.returncode != 0:
-        return f"{SYSTEM_PYTHON} lacks GTK 3 (Debian packages python3-gi, gir1.2-gtk-3.0)"
+        return f"{SYSTEM_PYTHON} lacks {toolkit} (Debian packages {packages})"
     return None
 
 
@@ -54,20 +61,35 @@ def x_display():
 
 
 class Window:
-    """tests/gtk_app.py on `display`, with its input method module chosen by `env` (GTK_IM_MODULE)."""
+    """`toolkit`'s test application on `display`, its input method module chosen by `env` (GTK_IM_MODULE,
+    QT_IM_MODULE); `title` tells two applications apart."""
 
-    def __init__(self, env: dict):
+    def __init__(self, env: dict, toolkit: str = "gtk3", title: str = "tsuzuri test"):
         self.env = env
+        self.toolkit = toolkit
+        self.title = title
         self.texts = {"entry": "", "textview": "", "entry_preedit": "", "textview_preedit": ""}
         self.focused = ""
         self._events: queue.Queue = queue.Queue()
-        self.process = subprocess.Popen([str(SYSTEM_PYTHON), str(APP)], env=env, stdout=subprocess.PIPE, text=True,
-                                        stderr=subprocess.DEVNULL)
+        app, _probe, _packages = APPS[toolkit]
+        self._stderr = tempfile.TemporaryFile()  # shown if the application exits
+        self.process = subprocess.Popen([str(SYSTEM_PYTHON), *map(str, app), title], env=env, stdout=subprocess.PIPE,
+                                        text=True, stderr=self._stderr)
         threading.Thread(target=self._read, daemon=True).start()
-        ready = self._next_event(lambda event: "ready" in event)
-        self.rectangles = ready["ready"]
-        self.xdotool("search", "--sync", "--name", "tsuzuri test", "windowfocus", "--sync")
+        ready = self._next_event(lambda event: "ready" in event)["ready"]
+        # GTK 4 reports its widgets relative to its X window, whose id it gives; the others in screen coordinates.
+        self.x_window = str(ready.pop("window")) if "window" in ready else None
+        self.rectangles = ready
+        self.focus_entry()
+
+    def focus_entry(self) -> None:
+        """The keyboard focus to the entry, as the tests begin."""
+        self.focus_window()
         self.click("entry")
+
+    def focus_window(self) -> None:
+        """The X input focus to this application's window (there is no window manager to give it on a click)."""
+        self.xdotool("search", "--sync", "--name", f"^{self.title}$", "windowfocus", "--sync")
 
     def close(self) -> None:
         self.process.terminate()
@@ -86,7 +108,9 @@ class Window:
             except queue.Empty:
                 raise AssertionError(f"timed out; texts {self.texts}, focus {self.focused!r}") from None
             if event is None:
-                raise AssertionError("the application exited")
+                self._stderr.seek(0)
+                said = self._stderr.read().decode(errors="replace")[-2000:]
+                raise AssertionError(f"the application exited ({self.process.wait(10)}): {said}")
             for name in self.texts:
                 if name in event:
                     self.texts[name] = event[name]
@@ -119,9 +143,11 @@ class Window:
 
     def click(self, widget: str, at: str = "middle") -> None:
         x, y, width, height = self.rectangles[widget]
-        # "start" is on the first character: the frame's padding before it (~8 px) takes a click without moving
-        # the cursor.
-        column = {"start": x + 9, "middle": x + width // 2, "end": x + width - 3}[at]
-        self.xdotool("mousemove", "--sync", str(column), str(y + min(height // 2, 12)), "click", "1")
+        # "start" is on the first character's left half: a GTK entry's padding before it (~8 px) takes a click
+        # without moving the cursor; a Qt line edit has ~3 px.
+        start = 5 if self.toolkit.startswith("qt") else 9
+        column = {"start": x + start, "middle": x + width // 2, "end": x + width - 3}[at]
+        relative = ("--window", self.x_window) if self.x_window else ()
+        self.xdotool("mousemove", *relative, "--sync", str(column), str(y + min(height // 2, 12)), "click", "1")
         if self.focused != widget:
             self._next_event(lambda _event: self.focused == widget)

@@ -7,7 +7,7 @@ Close as the daemon does; Send to a session it does not know answers UnknownSess
 would. Each message received is a line of FILE: {"session": path, "message": hex of its bytes}.
 
 Its sessions compose simply: a printable ASCII key is consumed and joins the preedit; Return commits the
-preedit (not consumed without one); FocusOut commits it, Reset drops it, SetInputMode sets the mode; any
+preedit (not consumed without one); FocusOut and Reset commit it, Discard drops it, SetInputMode sets the mode; any
 other key is not consumed. A key of keyval K is answered S seconds late, so that a frontend times out on it.
 """
 import argparse
@@ -18,8 +18,8 @@ import json
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
-from ime_protocol import (FRONTEND_MESSAGES, FocusOut, KeyEvent, Output, Preedit, PreeditSegment, ProtocolError,
-                          Reset, SegmentStyle, SetInputMode, decode, encode)
+from ime_protocol import (FRONTEND_MESSAGES, Discard, FocusOut, KeyEvent, Output, Preedit, PreeditSegment,
+                          ProtocolError, Reset, SegmentStyle, SetInputMode, decode, encode)
 from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_INTERFACE, ROOT_PATH,
                                      SESSION_INTERFACE, SESSION_PATH_PREFIX)
 
@@ -40,9 +40,9 @@ class Session:
                 commit, self.text = self.text, ""
             case KeyEvent():
                 consumed = False
-            case FocusOut():
+            case FocusOut() | Reset():
                 commit, self.text = self.text, ""
-            case Reset():
+            case Discard():
                 self.text = ""
             case SetInputMode():
                 self.mode = message.mode

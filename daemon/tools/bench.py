@@ -588,10 +588,10 @@ def live_items(path: Path, limit: int) -> tuple[list[LiveItem], int]:
 
 async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -> dict:
     """One session types every item at `interval_s` a key, then Space until the candidate window shows, then
-    Reset. A key's latency runs from its send to its answer (which carries its live conversion); the
+    Discard. A key's latency runs from its send to its answer (which carries its live conversion); the
     OutputChanged signals that improve the live text during the pauses are counted."""
     from daemon.tools.client import ClientSession, call, connect, wait_for_status
-    from ime_protocol import Reset, SurroundingText
+    from ime_protocol import Discard, SurroundingText
     from ime_protocol.dbus_names import SESSION_INTERFACE
 
     bus = await connect(address)
@@ -634,7 +634,7 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -
             else:
                 measured["space"].append((time.perf_counter() - sent) * 1000)
                 counts["spaces_for_window"] = max(counts["spaces_for_window"], spaces)
-        await session.send(Reset())
+        await session.send(Discard())
 
     await type_item(items[0])  # warm-up: the dictionary, the language model, the model's session
     recording = True

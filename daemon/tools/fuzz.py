@@ -21,8 +21,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from ime_protocol import (FRONTEND_MESSAGES, REQUEST_ID_MAX, FocusIn, FocusOut, InputPurpose, KeyEvent, Output,
-                          ProtocolError, Reset, SelectCandidate, SetInputMode, SurroundingText, decode, encode)
+from ime_protocol import (FRONTEND_MESSAGES, REQUEST_ID_MAX, Discard, FocusIn, FocusOut, InputPurpose, KeyEvent,
+                          Output, ProtocolError, Reset, SelectCandidate, SetInputMode, SurroundingText, decode, encode)
 from ime_protocol.messages import INPUT_MODES
 
 HANG_S = 2.0
@@ -56,7 +56,7 @@ def random_message(rng: random.Random):
         return FocusIn(rng.choice(list(InputPurpose)))
     if roll < 0.96:
         return SetInputMode(rng.choice(sorted(INPUT_MODES)))
-    return rng.choice((FocusOut(), Reset()))
+    return rng.choice((FocusOut(), Reset(), Discard()))
 
 
 def random_bytes(rng: random.Random) -> bytes:

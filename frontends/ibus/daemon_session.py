@@ -108,6 +108,10 @@ class DaemonSession:
         self._open()
         return self._call_send(message, timeout_ms)
 
+    def abandon_composition(self) -> None:
+        """The composition went into the field some other way (the daemon was unreachable): none is replayed."""
+        self._composition_keys.clear()
+
     def close(self) -> None:
         if self._path is not None:
             self._connection.call(BUS_NAME, self._path, SESSION_INTERFACE, "Close", None, None,

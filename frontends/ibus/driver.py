@@ -40,7 +40,7 @@ from gi.repository import Gio, GLib, IBus  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from frontends.ibus.daemon_session import DaemonSession  # noqa: E402
-from ime_protocol import KeyEvent, Reset  # noqa: E402
+from ime_protocol import Discard, KeyEvent  # noqa: E402
 
 ENGINE_START_SECONDS = 30
 FIRST_DRAW_SECONDS = 5.0  # a daemon's first conversion loads its dictionary
@@ -183,7 +183,7 @@ def daemon_round_trips(names: list[str]) -> list[float]:
         start = time.perf_counter()
         session.send(KeyEvent(IBus.keyval_from_name(name), 0, 0, request_id), 1000)
         latencies.append(round((time.perf_counter() - start) * 1000, 3))
-    session.send(Reset(), 1000)
+    session.send(Discard(), 1000)
     session.close()
     return latencies
 

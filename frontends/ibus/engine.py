@@ -8,6 +8,7 @@ shows) and what the preedit, candidate window, auxiliary text and commit are.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import sys
@@ -20,10 +21,11 @@ from gi.repository import Gio, GLib, IBus  # noqa: E402
 
 # ime_protocol comes from this checkout: it needs only msgpack, not the daemon's dependencies.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from frontends.ibus.clients import DELIVERY, ClientKind, UndeliveredCommits, client_kind  # noqa: E402
 from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
 from frontends.ibus.install import COMPONENT_NAME, ICON  # noqa: E402
-from ime_protocol import (REQUEST_ID_MAX, CandidateItem, CandidateWindow, FocusIn, FocusOut,  # noqa: E402
-                          FrontendMessage, InputPurpose, KeyEvent, Output, Preedit, Reset, SegmentStyle,
+from ime_protocol import (REQUEST_ID_MAX, CandidateItem, CandidateWindow, Discard, FocusIn,  # noqa: E402
+                          FocusOut, FrontendMessage, InputPurpose, KeyEvent, Output, Preedit, Reset, SegmentStyle,
                           SelectCandidate, SetInputMode, SurroundingText)
 
 # The input-mode menu in the panel: the daemon's mode names (Output.mode, SetInputMode), each with
@@ -50,14 +52,18 @@ log = logging.getLogger("tsuzuri-ibus")
 class TsuzuriEngine(IBus.Engine):
     __gtype_name__ = "TsuzuriEngine"
 
-    def __init__(self, daemon_connection: Gio.DBusConnection, **properties):
+    def __init__(self, daemon_connection: Gio.DBusConnection, undelivered: UndeliveredCommits, **properties):
         super().__init__(**properties)
         self._daemon = DaemonSession(daemon_connection, self._late_output)
         self._request_ids = itertools.cycle(range(1, REQUEST_ID_MAX + 1))
         self._last_request_id = 0
         self._purpose = InputPurpose.FREE_FORM
         self._capabilities = 0
-        self._preedit_shown = False
+        self._preedit_shown = ""  # the preedit's text as drawn
+        # The focused input context (its object path, from FocusInId) and its kind of client (clients.py).
+        self._context = ""
+        self._client = ClientKind.OTHER
+        self._undelivered = undelivered  # the factory's: IBus makes a new engine when the user switches back
         self._window: CandidateWindow | None = None  # as shown, to turn a clicked page position into an index
         self._mode = "hiragana"
         self._mode_menu, self._properties = mode_properties(self._mode)
@@ -69,27 +75,30 @@ class TsuzuriEngine(IBus.Engine):
             return False  # the daemon never takes a release (daemon/keys.py): spare the round trip
         return self._send_key(keyval, keycode, state)
 
+    # IBus calls the *_id variants, which name the input context and its client, on an engine made with
+    # has_focus_id (TsuzuriFactory does), and the plain ones before it has read that property.
     def do_focus_in(self) -> None:
-        self.register_properties(self._properties)
-        self._send(FocusIn(self._purpose), render=False)
-        self._ask_for_surrounding_text()
+        self._focus_in("", ClientKind.OTHER)
+
+    def do_focus_in_id(self, context: str, client: str) -> None:
+        self._focus_in(context, client_kind(client))
+
+    def do_focus_out(self) -> None:
+        self._end_composition(FocusOut())
+
+    def do_focus_out_id(self, _context: str) -> None:
+        self._end_composition(FocusOut())
+
+    def do_disable(self) -> None:
+        self._end_composition(FocusOut())
+
+    def do_reset(self) -> None:
+        self._end_composition(Reset())
 
     def do_property_activate(self, name: str, state: int) -> None:
         mode = name.removeprefix(f"{MODE_PROPERTY}.")
         if mode in INPUT_MODES and state == IBus.PropState.CHECKED:
             self._send(SetInputMode(mode))
-
-    # IBus has already committed the preedit it showed (PreeditFocusMode.COMMIT) into the field that lost
-    # focus, lost this engine or was reset, and may already route this engine's output to another field:
-    # the daemon is told that the composition ended (and learns it), and nothing is drawn from its answer.
-    def do_focus_out(self) -> None:
-        self._end_composition()
-
-    def do_disable(self) -> None:
-        self._end_composition()
-
-    def do_reset(self) -> None:
-        self._end_composition()
 
     def do_set_content_type(self, purpose: int, hints: int) -> None:
         self._purpose = PURPOSES.get(purpose, InputPurpose.FREE_FORM)
@@ -124,9 +133,30 @@ class TsuzuriEngine(IBus.Engine):
         self._daemon.close()
         IBus.Engine.do_destroy(self)
 
-    def _end_composition(self) -> None:
-        self._send(FocusOut(), render=False)
-        self._preedit_shown = False
+    def _focus_in(self, context: str, client: ClientKind) -> None:
+        self._context, self._client = context, client
+        self.register_properties(self._properties)
+        self._send(FocusIn(self._purpose), render=False)
+        self._ask_for_surrounding_text()
+        undelivered = self._undelivered.take(context) if context else ""
+        if undelivered:
+            self.commit_text(IBus.Text.new_from_string(undelivered))
+
+    def _end_composition(self, message: FocusOut | Reset) -> None:
+        """The daemon commits what was shown; clients.py says who writes it into the field."""
+        delivery = DELIVERY[self._client]
+        try:
+            output = self._daemon.send(message, MESSAGE_TIMEOUT_MS)
+        except DaemonUnavailable as error:
+            log.warning("%s not delivered: %s", type(message).__name__, error)
+            return
+        if isinstance(message, Reset):
+            # The engine still has the context: its drawing reaches the field (a client's stale preedit goes).
+            self._render(output if delivery.write_on_reset else dataclasses.replace(output, commit=""))
+            return
+        if delivery.keep_on_focus_out and self._context:
+            self._undelivered.keep(self._context, output.commit)
+        self._preedit_shown = ""
         self._window = None
 
     def _ask_for_surrounding_text(self) -> None:
@@ -144,10 +174,15 @@ class TsuzuriEngine(IBus.Engine):
             # the daemon's late composition of it is cleared, so that the two cannot both show it.
             if self._preedit_shown:
                 return True
-            self._send(Reset())
+            self._send(Discard())
             return False
         except DaemonUnavailable as error:
             log.warning("daemon unavailable: %s", error)
+            # The keys now reach the application as typed: the composition shown goes into the field first, where
+            # it was typed, and a daemon that comes back does not get it replayed.
+            if self._preedit_shown:
+                self.commit_text(IBus.Text.new_from_string(self._preedit_shown))
+                self._daemon.abandon_composition()
             self._render_nothing()
             self.update_auxiliary_text(IBus.Text.new_from_string(UNREACHABLE_NOTICE), True)
             return False
@@ -225,11 +260,9 @@ class TsuzuriEngine(IBus.Engine):
                 attributes.append(IBus.attr_background_new(HIGHLIGHT_BACKGROUND, start, end))
             start = end
         text.set_attributes(attributes)
-        self._preedit_shown = bool(preedit.segments)
-        # COMMIT: when the field loses focus or this engine, or the user clicks elsewhere in it, IBus commits
-        # the preedit into that field itself, as ibus-mozc has it. The engine cannot: by the time it hears of
-        # the focus change, IBus may send its commits to the next field.
-        self.update_preedit_text_with_mode(text, preedit.cursor, self._preedit_shown, IBus.PreeditFocusMode.COMMIT)
+        self._preedit_shown = preedit.text
+        mode = IBus.PreeditFocusMode.COMMIT if DELIVERY[self._client].commit_mode else IBus.PreeditFocusMode.CLEAR
+        self.update_preedit_text_with_mode(text, preedit.cursor, bool(preedit.segments), mode)
 
     def _render_candidates(self, window: CandidateWindow | None) -> None:
         self._window = window
@@ -289,10 +322,12 @@ class TsuzuriFactory(IBus.Factory):
         super().__init__(connection=bus.get_connection(), object_path=IBus.PATH_FACTORY)
         self._daemon_connection = daemon_connection
         self._engine_ids = itertools.count(1)
+        self._undelivered = UndeliveredCommits()
 
     def do_create_engine(self, engine_name: str) -> TsuzuriEngine:
-        return TsuzuriEngine(self._daemon_connection, engine_name=engine_name, connection=self.get_connection(),
-                             object_path=f"/org/freedesktop/IBus/Engine/Tsuzuri/{next(self._engine_ids)}")
+        return TsuzuriEngine(self._daemon_connection, self._undelivered, engine_name=engine_name, connection=self.get_connection(),
+                             object_path=f"/org/freedesktop/IBus/Engine/Tsuzuri/{next(self._engine_ids)}",
+                             has_focus_id=True)
 
 
 def main() -> int:

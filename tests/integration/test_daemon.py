@@ -6,7 +6,7 @@ import json
 import pytest
 
 from daemon.tools.client import ClientError, ClientSession, call, connect, type_keys, wait_for_status
-from ime_protocol import FocusIn, InputPurpose, Output, Reset, decode
+from ime_protocol import Discard, FocusIn, InputPurpose, Output, decode
 from ime_protocol.dbus_names import ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, SESSION_INTERFACE
 from tests.dbus_fixtures import client, private_bus, running_daemon
 
@@ -208,7 +208,7 @@ async def test_keys_are_answered_with_their_live_conversion_and_improvements_arr
         # waiting behind it is answered in kana (the next answer comes at once); the last one is converted.
         outputs = await asyncio.gather(*(session.key(ch) for ch in "haiitenki"))
         assert outputs[-1].preedit.text == "今日はいい天気"
-        await session.send(Reset())
+        await session.send(Discard())
         # Once the keys stop, the conversion in advance (Space's, with the lattice search) is made; where its
         # first candidate differs from the live text, a signal shows it.
         for ch in "busouhoukiwokekkousiyoutosit":

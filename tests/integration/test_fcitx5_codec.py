@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 import ime_protocol
 from ime_protocol import (INPUT_MODES, MAX_CANDIDATES, MAX_MESSAGE_BYTES, MAX_PAGE_SIZE, MAX_SEGMENTS,
                           MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, REQUEST_ID_MAX, UINT32_MAX, CandidateItem,
-                          CandidateWindow, FocusIn, FocusOut, InputPurpose, KeyEvent, Output, Preedit, PreeditSegment,
-                          ProtocolError, Reset, SegmentStyle, SelectCandidate, SetInputMode, SurroundingDeletion,
-                          SurroundingText, decode, encode)
+                          CandidateWindow, Discard, FocusIn, FocusOut, InputPurpose, KeyEvent, Output, Preedit,
+                          PreeditSegment, ProtocolError, Reset, SegmentStyle, SelectCandidate, SetInputMode,
+                          SurroundingDeletion, SurroundingText, decode, encode)
 from tests.fcitx5_build import ADDON_SOURCE, build_addon
 from tests.unit.test_protocol import (GARBAGE, LIMIT_CASES, OUTPUT, STRATEGIES, UINT32, REQUEST_IDS, locations, maps_in,
                                  patched, texts)
@@ -126,7 +126,7 @@ def test_every_purpose_the_addon_knows_encodes_as_ime_protocol_does(codec):
 
 
 @pytest.mark.parametrize("words, message", [
-    (["focus_out"], FocusOut()), (["reset"], Reset()),
+    (["focus_out"], FocusOut()), (["reset"], Reset()), (["discard"], Discard()),
     *[(["set_input_mode", hexed(mode)], SetInputMode(mode)) for mode in sorted(INPUT_MODES)]])
 def test_messages_without_a_request_id_encode_as_ime_protocol_does(codec, words, message):
     assert codec.request(*words) == (encode(message), 0, False)

@@ -130,11 +130,11 @@ def test_the_field_state_comes_first_in_the_tables_order_then_the_composition(fr
 
 def test_an_ended_composition_and_keys_the_application_had_are_not_replayed(frontends, bus, tmp_path):
     steps = ["focus_in free_form", key("a", 1), "reset", key("b", 2), f"key {0xFF0D} 3 {KEY_TIMEOUT_MS}",
-             key("c", 4), "focus_out", key("d", 5), f"key {F1} 6 {KEY_TIMEOUT_MS}", key("e", 7), "restart",
-             key("f", 8)]
+             key("c", 4), "focus_out", key("d", 5), f"key {F1} 6 {KEY_TIMEOUT_MS}", key("e", 7), "discard",
+             key("f", 8), "restart", key("g", 9)]
     assert replayed(frontends, bus, tmp_path, steps) == [
         FocusIn(InputPurpose.FREE_FORM), *(KeyEvent(ord(character), 0, 0, request_id)
-                                           for character, request_id in (("d", 5), ("e", 7), ("f", 8)))]
+                                           for character, request_id in (("f", 8), ("g", 9)))]
 
 
 def test_nothing_typed_into_a_password_field_is_replayed(frontends, bus, tmp_path):

@@ -7,12 +7,13 @@ from daemon.dictionary import TextReader, system_dictionary, system_reader
 from daemon.keys import KeySpec, key_from_event, keyval_of
 from daemon.composer import Brackets, Composer, Punctuation, Slash, SpaceWidth
 from daemon.config import Action, InputSettings, TablePath
+from daemon.server import apply_message
 from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.session_keys import press, type_text
-from ime_protocol import (CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, CandidateItem, InputPurpose, SegmentStyle,
-                          SurroundingDeletion, SurroundingText)
+from ime_protocol import (CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, CandidateItem, Discard, FocusOut, InputPurpose,
+                          Reset, SegmentStyle, SurroundingDeletion, SurroundingText)
 
 
 @pytest.fixture
@@ -151,7 +152,7 @@ def test_password_fields_get_no_live_conversion(tmp_path):
     assert session.live_conversion() is None
     session.focus_in(InputPurpose.FREE_FORM)
     assert session.live_conversion() is None  # typed in secret
-    session.reset()
+    session.discard()
     type_text(session, "kyouha")
     assert session.live_conversion() == "今日は"
 
@@ -191,9 +192,14 @@ def test_click_selects_a_candidate(session):
     assert session.select_candidate(4).commit == text
 
 
-def test_focus_out_commits_what_is_shown(session):
+def test_focus_out_and_reset_commit_what_is_shown_and_discard_drops_it(session):
+    for message in (FocusOut(), Reset()):
+        type_text(session, "kanji")
+        assert apply_message(session, message).commit == "かんじ"
+        assert session.phase is Phase.EMPTY
     type_text(session, "kanji")
-    assert session.focus_out().commit == "かんじ"
+    out = apply_message(session, Discard())
+    assert out.commit == "" and out.preedit.text == "" and session.phase is Phase.EMPTY
 
 
 def test_composition_length_is_bounded(session):
@@ -286,7 +292,7 @@ def test_reconversion_of_a_selection_offers_the_candidates_of_its_reading_and_re
     session.set_surrounding_text(SurroundingText("昨日、今日は良い天気。", 3, 10))  # selected leftwards: cursor first
     out = press(session, "Henkan")
     assert out.consumed and session.phase is Phase.CONVERTING
-    assert out.delete_surrounding == SurroundingDeletion(before=0, after=7)  # the field deletes the selection
+    assert out.delete_surrounding is None  # the commit replaces the selection
     assert out.commit == "" and out.preedit.text == "今日は良い天気"
     assert session.segments[0].reading == "きょうはよいてんき"
     assert session.context == "昨日、"  # what precedes the selection
@@ -318,10 +324,15 @@ def test_cancelling_a_reconversion_puts_the_text_back(session):
     press(session, "Henkan")
     assert press(session, "BackSpace").preedit.text == "てんき"
     assert press(session, "Escape").commit == "天気"
-    # A reset (the application's, e.g. a click in the field) must not lose it either.
+    # Discarded (the frontend gave a key to the application instead), it is put back too.
     session.set_surrounding_text(SurroundingText("天気", 2, 0))
     press(session, "Henkan")
-    assert session.reset().commit == "天気"
+    assert session.discard().commit == "天気"
+    # A reset (the application's, e.g. a click in the field) commits what is shown, as focus out does.
+    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    press(session, "Henkan")
+    shown = session.current_output().preedit.text
+    assert session.commit_shown().commit == shown
 
 
 def test_reconversion_needs_text_to_reconvert(session):
@@ -345,7 +356,7 @@ def test_the_reconversion_key_is_configurable(tmp_path):
     settings = SessionSettings(bindings={**SessionSettings().bindings, Action.RECONVERT: (KeySpec.parse("ctrl+r"),)})
     system_reader().load()
     session = InputSession(Converter(dictionary=system_dictionary()), settings)
-    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    session.set_surrounding_text(SurroundingText("天気", 2, 2))
     assert not press(session, "Henkan").consumed
     out = session.handle_key(keyval_of("r"), CONTROL_MASK)
     assert out.consumed and out.delete_surrounding == SurroundingDeletion(2, 0)
@@ -355,7 +366,7 @@ def test_reconversion_does_not_wait_for_the_reading_index():
     """Before the warm-up has built it, the key is not taken (it would hold the answer for seconds)."""
     reader = TextReader()
     session = InputSession(Converter(dictionary=system_dictionary()), reader=reader)
-    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    session.set_surrounding_text(SurroundingText("天気", 2, 2))
     assert not press(session, "Henkan").consumed and not reader.loaded
     reader.load()
     assert press(session, "Henkan").delete_surrounding == SurroundingDeletion(2, 0)

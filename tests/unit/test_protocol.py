@@ -16,7 +16,7 @@ from ime_protocol import (ALT_MASK, CONTROL_MASK, DAEMON_MESSAGES, ERROR_CODES, 
                           LOCK_MASK, MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_MESSAGE_BYTES,
                           MAX_PAGE_SIZE, MAX_SEGMENTS, MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, MODEL_STATES,
                           PROTOCOL_VERSION, RELEASE_MASK, REQUEST_ID_MAX, SHIFT_MASK, SUPER_MASK, UINT32_MAX,
-                          CandidateItem, CandidateWindow, FocusIn, FocusOut, InputPurpose, KeyEvent, Output,
+                          CandidateItem, CandidateWindow, Discard, FocusIn, FocusOut, InputPurpose, KeyEvent, Output,
                           Preedit, PreeditSegment, ProtocolError, Reset, SegmentStyle, SelectCandidate,
                           SetInputMode, Status, SurroundingDeletion, SurroundingText, decode, encode)
 from tests.conftest import REPO
@@ -69,6 +69,7 @@ STRATEGIES = {
     FocusIn: st.builds(FocusIn, st.sampled_from(InputPurpose)),
     FocusOut: st.just(FocusOut()),
     Reset: st.just(Reset()),
+    Discard: st.just(Discard()),
     SelectCandidate: st.builds(SelectCandidate, st.integers(0, MAX_CANDIDATES - 1), REQUEST_IDS),
     SetInputMode: st.builds(SetInputMode, st.sampled_from(sorted(INPUT_MODES))),
     Output: st.builds(Output, REQUEST_IDS, st.booleans(), texts(20), preedits(), st.none() | candidate_windows(),
@@ -184,7 +185,7 @@ MSGPACK_VALUES = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=6)
 FIELD_NAMES = sorted({field.name for message_type in ALL_MESSAGES for field in dataclasses.fields(message_type)})
-TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, STATUS, OUTPUT, FocusOut(), Reset(),
+TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, STATUS, OUTPUT, FocusOut(), Reset(), Discard(),
                                                     FocusIn(InputPurpose.URL), SetInputMode("direct")))
 
 
@@ -218,7 +219,7 @@ def test_garbage_anywhere_in_a_message_is_an_invalid_field(message, data):
     wire = wire_of(message)
     spots = list(locations(wire))
     if not spots:
-        return  # FocusOut and Reset have no fields
+        return  # FocusOut, Reset and Discard have no fields
     container, key = data.draw(st.sampled_from(spots))
     container[key] = data.draw(st.sampled_from(GARBAGE))
     assert_rejected(msgpack.packb(wire), "invalid_field")

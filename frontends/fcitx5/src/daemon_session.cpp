@@ -27,7 +27,7 @@ constexpr uint64_t CONNECT_TIMEOUT_USEC = 3'000'000;
 // same messages.
 constexpr RequestKind FIELD_STATE_KINDS[] = {RequestKind::FocusIn, RequestKind::SurroundingText,
                                              RequestKind::SetInputMode};
-constexpr RequestKind COMPOSITION_ENDING_KINDS[] = {RequestKind::FocusOut, RequestKind::Reset};
+constexpr RequestKind COMPOSITION_ENDING_KINDS[] = {RequestKind::FocusOut, RequestKind::Reset, RequestKind::Discard};
 constexpr size_t MAX_REPLAYED_KEYS = 500;
 
 template <size_t N>

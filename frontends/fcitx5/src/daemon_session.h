@@ -36,6 +36,8 @@ public:
 
     // Fills `output` when the result is Answered.
     SendResult send(const Request &request, uint64_t timeoutUsec, Output &output);
+    // The composition went into the field some other way (the daemon was unreachable): none is replayed.
+    void abandonComposition() { compositionKeys_.clear(); }
 
 private:
     bool open();

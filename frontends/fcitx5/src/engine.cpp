@@ -153,10 +153,16 @@ bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
         // Its answer will still be drawn when it comes. Inside a composition the daemon takes the keys, so the key is kept from the application;
         // outside one the application gets it and the daemon's composition of it is cleared, so
         // that the two cannot both show it.
-        if (preeditShown_) return true;
-        send(reset());
+        if (!preeditShown_.empty()) return true;
+        send(discard());
         return false;
     case SendResult::Unavailable:
+        // The keys now reach the application as typed: the composition shown goes into the field first, where it
+        // was typed, and a daemon that comes back does not get it replayed.
+        if (!preeditShown_.empty()) {
+            inputContext_->commitString(preeditShown_);
+            session_.abandonComposition();
+        }
         renderNothing();
         // Said where the user looks: the keys now reach the application as they are.
         inputContext_->inputPanel().setAuxUp(fcitx::Text(UNREACHABLE_NOTICE));
@@ -184,14 +190,35 @@ void InputContextState::sendSurroundingText() {
                   MESSAGE_TIMEOUT_USEC, ignored);
 }
 
+bool InputContextState::clientCommitsItsPreedit() const {
+    return clientPreeditShown_ && inputContext_->capabilityFlags().test(fcitx::CapabilityFlag::ClientUnfocusCommit);
+}
+
 void InputContextState::endComposition(bool focusOut) {
-    // On focus out fcitx (or a client with ClientUnfocusCommit) has already committed the client preedit
-    // into the field; committing the daemon's answer too would type it twice. Otherwise (a switch to
+    // On focus out fcitx (for a client without ClientUnfocusCommit) or the client has committed the client preedit
+    // into the field, or will: committing the daemon's answer too would type it twice. Otherwise (a switch to
     // another input method, or a preedit only the panel showed) the daemon's answer is the only commit.
-    bool committedByFcitx = focusOut && clientPreeditShown_;
+    bool committedElsewhere = focusOut && clientPreeditShown_;
+    bool clientCommitsLater = focusOut && clientCommitsItsPreedit();
     Output output;
     if (session_.send(tsuzuri::focusOut(), MESSAGE_TIMEOUT_USEC, output) != SendResult::Answered) return;
-    if (committedByFcitx) output.commit.clear();
+    if (committedElsewhere) output.commit.clear();
+    if (clientCommitsLater) {
+        // fcitx may hear of another field's focus before this client's focus out (another application took it):
+        // an empty preedit sent now would reach the client first and leave it nothing to commit.
+        preeditShown_.clear();
+        clientPreeditShown_ = false;
+        inputContext_->inputPanel().reset();
+        return;
+    }
+    render(output);
+}
+
+void InputContextState::reset() {
+    bool clientCommitted = clientCommitsItsPreedit();
+    Output output;
+    if (session_.send(tsuzuri::reset(), MESSAGE_TIMEOUT_USEC, output) != SendResult::Answered) return;
+    if (clientCommitted) output.commit.clear();
     render(output);
 }
 
@@ -237,8 +264,9 @@ void InputContextState::render(const Output &output) {
 }
 
 void InputContextState::renderNothing() {
-    bool wasShown = preeditShown_;
-    preeditShown_ = clientPreeditShown_ = false;
+    bool wasShown = !preeditShown_.empty();
+    preeditShown_.clear();
+    clientPreeditShown_ = false;
     if (!wasShown && inputContext_->inputPanel().empty()) return;
     inputContext_->inputPanel().reset();
     inputContext_->updatePreedit();
@@ -248,10 +276,10 @@ void InputContextState::renderNothing() {
 void InputContextState::renderPreedit(const Preedit &preedit) {
     fcitx::Text text;
     for (const auto &segment : preedit.segments) text.append(segment.text, formatOf(segment.style));
-    preeditShown_ = !preedit.segments.empty();
-    clientPreeditShown_ = preeditShown_ && inputContext_->capabilityFlags().test(fcitx::CapabilityFlag::Preedit);
-    if (!preeditShown_) return;
     const auto whole = text.toString();
+    preeditShown_ = whole;
+    clientPreeditShown_ = !whole.empty() && inputContext_->capabilityFlags().test(fcitx::CapabilityFlag::Preedit);
+    if (whole.empty()) return;
     text.setCursor(fcitx::utf8::ncharByteLength(whole.begin(), std::min<size_t>(preedit.cursor, fcitx::utf8::length(whole))));
     auto &panel = inputContext_->inputPanel();
     if (clientPreeditShown_) {
@@ -324,7 +352,7 @@ void TsuzuriEngine::deactivate(const fcitx::InputMethodEntry &, fcitx::InputCont
 }
 
 void TsuzuriEngine::reset(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {
-    stateOf(event.inputContext())->send(tsuzuri::reset());
+    stateOf(event.inputContext())->reset();
 }
 
 InputContextState *TsuzuriEngine::stateOf(fcitx::InputContext *inputContext) {

@@ -80,9 +80,14 @@ public:
     void send(const Request &request);
     // The field lost focus (`focusOut`) or this input method: the daemon ends the composition.
     void endComposition(bool focusOut);
+    // The application reset the field (GTK 4 on a click in it): the daemon commits what was shown.
+    void reset();
 
 private:
     bool sendKeyRequest(const fcitx::Key &key);
+    // The client commits its own copy of the client preedit when it loses focus or resets (fcitx5-qt says so with
+    // ClientUnfocusCommit); fcitx5-gtk commits nothing itself.
+    bool clientCommitsItsPreedit() const;
     uint64_t nextRequestId();  // also remembered as the last one, whose answer is drawn when it comes late
     void lateOutput(const Output &output);
     // The Output's changes to the field's text: a deletion around the cursor, then the commit.
@@ -98,7 +103,7 @@ private:
     uint64_t lastRequestId_ = 0;
     std::function<void(fcitx::InputContext *)> onModeChanged_;
     std::string mode_ = "hiragana";
-    bool preeditShown_ = false;
+    std::string preeditShown_;  // the preedit's text as drawn, in the application or the panel
     bool clientPreeditShown_ = false;  // drawn in the application, which fcitx commits on focus out
 };
 

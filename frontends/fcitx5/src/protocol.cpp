@@ -267,6 +267,8 @@ Request focusOut() { return MessageWriter("focus_out", 0).finish(RequestKind::Fo
 
 Request reset() { return MessageWriter("reset", 0).finish(RequestKind::Reset); }
 
+Request discard() { return MessageWriter("discard", 0).finish(RequestKind::Discard); }
+
 Request setInputMode(const std::string &mode) {
     return MessageWriter("set_input_mode", 1).addString("mode", mode).finish(RequestKind::SetInputMode);
 }

@@ -40,7 +40,7 @@ constexpr const char *INPUT_MODES[] = {"hiragana", "katakana", "halfwidth_kataka
 // Values of ime_protocol.InputPurpose.
 enum class InputPurpose { FreeForm, Alpha, Digits, Number, Phone, Url, Email, Name, Password, Terminal };
 
-enum class RequestKind { Key, FocusIn, FocusOut, Reset, SelectCandidate, SurroundingText, SetInputMode };
+enum class RequestKind { Key, FocusIn, FocusOut, Reset, Discard, SelectCandidate, SurroundingText, SetInputMode };
 
 // A frontend message, encoded; `kind` tells the session what to remember of it for a replay.
 struct Request {
@@ -54,6 +54,7 @@ Request keyEvent(uint32_t keyval, uint32_t keycode, uint32_t modifiers, uint64_t
 Request focusIn(InputPurpose purpose);
 Request focusOut();
 Request reset();
+Request discard();
 Request selectCandidate(uint32_t index, uint64_t requestId);
 // `mode`: one of INPUT_MODES.
 Request setInputMode(const std::string &mode);

@@ -79,6 +79,7 @@ std::string answer(const std::string &command, std::istringstream &args) {
     if (command == "focus_in") return describe(tsuzuri::focusIn(static_cast<tsuzuri::InputPurpose>(number())));
     if (command == "focus_out") return describe(tsuzuri::focusOut());
     if (command == "reset") return describe(tsuzuri::reset());
+    if (command == "discard") return describe(tsuzuri::discard());
     if (command == "select_candidate") {
         auto index = number();
         return describe(tsuzuri::selectCandidate(index, number()));

@@ -3,6 +3,7 @@
 // the bus at $DBUS_SESSION_BUS_ADDRESS.
 //
 //   focus_in PURPOSE (free_form or password)   surrounding xTEXT CURSOR ANCHOR   mode MODE   focus_out   reset
+//   discard
 //   key KEYVAL REQUEST_ID TIMEOUT_MS           each answered: answered CONSUMED xPREEDIT, timeout or unavailable
 //   pump MS                                    runs the event loop (late answers): answered ok
 #include <unistd.h>
@@ -44,6 +45,8 @@ bool request(const std::string &command, std::istringstream &args, tsuzuri::Requ
         request = tsuzuri::focusOut();
     } else if (command == "reset") {
         request = tsuzuri::reset();
+    } else if (command == "discard") {
+        request = tsuzuri::discard();
     } else if (command == "key") {
         uint64_t requestId = 0, timeoutMs = 0;
         args >> requestId >> timeoutMs;
