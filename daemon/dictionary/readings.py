@@ -38,26 +38,34 @@ class WrittenWord:
     cost: int
 
 
-def best_reading(text: str, words_from: Sequence[Sequence[WrittenWord]], connection: np.ndarray) -> str:
-    """The reading of the cheapest path through `text` (word costs plus connection[right id, left id], from the
-    sentence start to its end). `words_from[i]` are the words that start at character i; every position
-    reachable from the start must have at least one, so that a path exists."""
-    # best[i]: for each word ending at i, keyed by its right id: (path cost, reading so far). Keeping one path
-    # per right id is exact, since what follows depends on nothing else.
-    best: list[dict[int, tuple[int, str]]] = [{} for _ in range(len(text) + 1)]
-    best[0][_BOS_EOS_ID] = (0, "")
+def best_path(text: str, words_from: Sequence[Sequence[WrittenWord]],
+              connection: np.ndarray) -> list[tuple[int, WrittenWord]]:
+    """The cheapest path through `text` as (start, word) pairs (word costs plus connection[right id, left id],
+    from the sentence start to its end; ties go to the smaller reading). `words_from[i]` are the words that
+    start at character i; every position reachable from the start must have at least one, so that a path
+    exists."""
+    # best[i]: for each word ending at i, keyed by its right id: (path cost, reading so far, path). Keeping one
+    # path per right id is exact, since what follows depends on nothing else.
+    best: list[dict[int, tuple[int, str, tuple[tuple[int, WrittenWord], ...]]]] = [{} for _ in range(len(text) + 1)]
+    best[0][_BOS_EOS_ID] = (0, "", ())
     for start in range(len(text)):
         if not best[start]:
             continue
         for word in words_from[start]:
-            cost, reading = min((cost + int(connection[right_id, word.left_id]), reading)
-                                for right_id, (cost, reading) in best[start].items())
+            cost, reading, path = min(((cost + int(connection[right_id, word.left_id]), reading, path)
+                                       for right_id, (cost, reading, path) in best[start].items()),
+                                      key=lambda entry: entry[:2])
             end = start + word.length
-            candidate = (cost + word.cost, reading + word.reading)
-            if word.right_id not in best[end] or candidate < best[end][word.right_id]:
+            candidate = (cost + word.cost, reading + word.reading, (*path, (start, word)))
+            if word.right_id not in best[end] or candidate[:2] < best[end][word.right_id][:2]:
                 best[end][word.right_id] = candidate
-    return min((cost + int(connection[right_id, _BOS_EOS_ID]), reading)
-               for right_id, (cost, reading) in best[len(text)].items())[1]
+    return list(min(((cost + int(connection[right_id, _BOS_EOS_ID]), reading, path)
+                     for right_id, (cost, reading, path) in best[len(text)].items()), key=lambda entry: entry[:2])[2])
+
+
+def best_reading(text: str, words_from: Sequence[Sequence[WrittenWord]], connection: np.ndarray) -> str:
+    """The reading of best_path."""
+    return "".join(word.reading for _, word in best_path(text, words_from, connection))
 
 
 class SurfaceIndex:
@@ -177,11 +185,23 @@ class TextReader:
         """Whether a reading is answered at once (the index is built)."""
         return self._loaded is not None
 
+    def entries(self, text: str) -> frozenset[tuple[str, int]]:
+        """The (reading, left word class id) of every dictionary entry written `text`."""
+        if not text:
+            return frozenset()
+        return frozenset((word.reading, word.left_id) for word in self._files()[0].words_at(text, 0)
+                         if word.length == len(text))
+
     def reading_of(self, text: str) -> str:
         """The hiragana reading of `text`: kana as it reads, katakana in hiragana, words of the dictionary by
         their most likely reading in context, and every character it has no reading for as written."""
+        return "".join(word.reading for _, word in self.words_of(text))
+
+    def words_of(self, text: str) -> list[tuple[int, WrittenWord]]:
+        """The most likely words of `text`, as (start, word): a character the dictionary has no word for is a
+        word of its own, read as written."""
         if not text:
-            return ""
+            return []
         index, connection, (unknown_left, unknown_right, unknown_cost) = self._files()
         words_from = []
         for start, ch in enumerate(text):
@@ -189,7 +209,7 @@ class TextReader:
             words = index.words_at(text, start) or [
                 WrittenWord(1, to_hiragana(ch), unknown_left, unknown_right, unknown_cost)]
             words_from.append(words)
-        return best_reading(text, words_from, connection)
+        return best_path(text, words_from, connection)
 
     def _files(self) -> tuple[SurfaceIndex, np.ndarray, tuple[int, int, int]]:
         if self._loaded is None:
