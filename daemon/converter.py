@@ -19,7 +19,7 @@ from daemon.computed_once import ComputedOnce
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary, TextReader, system_reader
 from daemon.engine import Engine, EngineUnavailable, ModelSession, ModelState
 from daemon.kana import to_hiragana, to_katakana
-from daemon.lm import (Features, LanguageModels, floored_model_scores, likely_and_unlikely,
+from daemon.lm import (CharNgramLM, Features, floored_model_scores, likely_and_unlikely,
                        model_can_change_the_choice, model_has_a_say, weights_for)
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
 from daemon.rewriters import rewrite_candidates
@@ -212,7 +212,7 @@ class Converter:
                  user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
                  model_candidates: int = 0, clock: Callable[[], datetime] = datetime.now,
                  rerank_weight: float | None = None, rerank_top: int = 10, constrain_model: bool = False,
-                 language_models: LanguageModels | None = None):
+                 language_model: CharNgramLM | None = None):
         self.dictionary = dictionary
         self.engine = engine
         self.user_dictionary = user_dictionary
@@ -227,10 +227,10 @@ class Converter:
         # model's registry entry was tuned with, if any.
         self.rerank_weight = rerank_weight
         self.rerank_top = rerank_top
-        # With language models, the dictionary's top candidates are rescored by the fitted combination of
+        # With a language model, the dictionary's top candidates are rescored by the fitted combination of
         # dictionary cost, LM log-prob, length, context hits (and the model's score when it is ready), in
         # place of the context bonus and the model's own rerank weight.
-        self.language_models = language_models
+        self.language_model = language_model
         # Rankings of recent readings: a conversion started in advance (while the user pauses) serves Space,
         # and one reading converted again (Space, Escape, Space) costs nothing.
         self._ranked: ComputedOnce[Hashable, Ranking] = ComputedOnce(RANKINGS_KEPT)
@@ -277,7 +277,7 @@ class Converter:
               use_model: bool) -> Ranking:
         """The model's, the dictionary's and the lattice search's candidates, ranked (no user data)."""
         model = self._model(reading, context, session) if use_model else []
-        if self.language_models is not None:
+        if self.language_model is not None:
             top = KEYSTROKE_RESCORED_TOP if effort is Effort.KEYSTROKE else RESCORED_TOP
             dictionary = self._dictionary(reading, max(n, top))
             pool = self._pool(dictionary, reading, context) if effort.searches_lattice else dictionary[:top]
@@ -396,7 +396,7 @@ class Converter:
             return [], []
         with_model = use_model and self.model_ready()
         weights = weights_for(reading, context, with_model)
-        lm_scores = self.language_models.for_reading(reading).score(texts, context)
+        lm_scores = self.language_model.score(texts, context)
         features = candidate_features(top, lm_scores, reading, context)
         # The model is asked only where it has a say and could change the first candidate: the same first
         # choice as always asking it, for about half the model calls.
@@ -418,7 +418,7 @@ class Converter:
     def _lattice_paths(self, reading: str, context: str) -> list[ConversionCandidate]:
         """The best paths of a search over the dictionary's lattice with the language model in its score:
         the combinations MeCab's N-best (by dictionary cost alone) leaves out of long readings."""
-        if (self.dictionary is None or self.language_models is None
+        if (self.dictionary is None or self.language_model is None
                 or not LATTICE_MIN_READING_CHARS <= len(reading) <= LATTICE_MAX_READING_CHARS):
             return []
         try:
@@ -427,7 +427,7 @@ class Converter:
             return []
         return [ConversionCandidate(path.text, CandidateSource.DICTIONARY, cost=path.cost,
                                     morphemes=path.morphemes)
-                for path in best_paths(lattice, self.language_models.for_reading(reading),
+                for path in best_paths(lattice, self.language_model,
                                        weights_for(reading, context, False), context, LATTICE_PATHS)]
 
     def _rerank_weight(self) -> float | None:

@@ -55,7 +55,7 @@ from daemon.config import Config, ConfigStore
 from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.dictionary import system_dictionary, system_reader
-from daemon.lm import load_language_models
+from daemon.lm import load_language_model
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.session import InputSession, SessionSettings, bindings_of, romaji_table_of
 from daemon.session_registry import (NotSessionOwner, SessionEntry, SessionLimitReached, SessionRegistry,
@@ -514,7 +514,7 @@ async def serve(args: argparse.Namespace) -> int:
     user_dictionary, learning = UserDictionary(), LearningHistory()
     converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
                           learning=learning, model_candidates=cfg.candidates.model_candidates,
-                          language_models=load_language_models())
+                          language_model=load_language_model())
     loop = asyncio.get_running_loop()
     service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2, pinned_model=args.model)
     bus.add_message_handler(service.handle_message)

@@ -30,27 +30,4 @@ if ! ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
 fi
 .venv/bin/python -m pip install -q --find-links "$wheels" --only-binary llama-cpp-python -e ".$extras"
 
-# The language model of phrases (daemon/lm/README.md) is built from all of ../shared/corpus, where it lies beside
-# the checkout: 49 MB, too large to ship beside the sentence model. Built once per corpus and builder (~2 min,
-# ~10 GB of memory) and kept under ~/.cache/tsuzuri/lm; without the corpus, phrases use the shipped model.
-corpus=../shared/corpus
-phrase_lm=daemon/models/tsuzuri-lm-phrases.bin
-if [ -d "$corpus/text" ]; then
-  lm_id=$(cat "$corpus"/text/*.txt "$corpus"/wac/train.jsonl daemon/lm/ngram.py daemon/lm/corpus.py 2>/dev/null \
-          | sha256sum | cut -c1-12 || true)
-  cached="${XDG_CACHE_HOME:-$HOME/.cache}/tsuzuri/lm/tsuzuri-lm-phrases-$lm_id.bin"
-  if [ ! -f "$cached" ]; then
-    echo "bootstrap: building the phrase language model from $corpus (once; ~2 min, ~10 GB of memory)"
-    mkdir -p "$(dirname "$cached")"
-    if .venv/bin/tsuzuri-lm build --corpus "$corpus" --out "$cached.partial" --cap-chars 0 --exclude anthy_train \
-         >/dev/null; then
-      mv "$cached.partial" "$cached"
-    else
-      echo "bootstrap: the phrase language model did not build: phrases use the shipped model"
-    fi
-  fi
-  if [ -f "$cached" ]; then cmp -s "$cached" "$phrase_lm" || cp "$cached" "$phrase_lm"; fi
-else
-  echo "bootstrap: no $corpus beside the checkout: phrases use the shipped language model"
-fi
 echo "bootstrap: ready (.venv)"

@@ -19,6 +19,7 @@ from typing import Iterable, Iterator, Sequence
 
 from training.gguf_writer import base_characters
 from daemon.kana import is_kana, to_katakana
+from daemon.tools import corpus as corpus_module
 
 MIN_READING, MAX_READING = 5, 40  # kana per input, as in the dev set
 MAX_SPAN_UNITS = 4
@@ -208,15 +209,18 @@ def make_tagger():
 # -- the whole corpus ---------------------------------------------------------------------------
 
 def corpus_pairs(corpus: Path, seed: int = 0, text_lines: int | None = None) -> Iterator[Pair]:
-    """WAC train pairs, Anthy's pairs, then plain-text pairs (at most `text_lines` lines per text file)."""
+    """WAC train pairs, Anthy's pairs, then plain-text pairs (at most `text_lines` lines per text file); none from
+    what daemon/tools/corpus.py holds out."""
     rng = random.Random(seed)
+    held_out = corpus_module.held_out(corpus).lines
     with open(corpus / "wac" / "train.jsonl", encoding="utf-8") as f:
-        yield from wac_pairs(f, rng)
+        yield from wac_pairs((line for line in f if json.loads(line)["text"] not in held_out), rng)
     anthy = corpus / "anthy" / "train.jsonl"
     if anthy.is_file() and text_lines != 0:
         with open(anthy, encoding="utf-8") as f:
-            lines = f if text_lines is None else (line for _, line in zip(range(text_lines), f))
-            yield from anthy_pairs(lines, rng)
+            lines = (line for line in f if "".join(json.loads(line)["surface_segments"]) not in held_out)
+            yield from anthy_pairs(lines if text_lines is None else (line for _, line in zip(range(text_lines), lines)),
+                                   rng)
     text_dir = corpus / "text"
     if text_lines == 0 or not any((text_dir / name).is_file() for name in TEXT_FILES):
         return
@@ -224,9 +228,8 @@ def corpus_pairs(corpus: Path, seed: int = 0, text_lines: int | None = None) -> 
     for name in TEXT_FILES:
         path = text_dir / name
         if path.is_file():
-            with open(path, encoding="utf-8") as f:
-                lines = f if text_lines is None else (line for _, line in zip(range(text_lines), f))
-                yield from text_pairs(lines, path.stem, name in CONTINUOUS_TEXT, rng, tagger)
+            lines = corpus_module.learnable_lines(corpus, path)[:text_lines]
+            yield from text_pairs(lines, path.stem, name in CONTINUOUS_TEXT, rng, tagger)
 
 
 def vocabulary_characters(pairs: Iterable[Pair], min_count: int) -> list[str]:

@@ -4,6 +4,7 @@
                   [--minutes M] [--device cpu|cuda] [--compile] [--resume] [--init-from EARLIER_DIR]
     torchrun --nproc_per_node N -m training.train ...            (data parallel, the same command)
     tsuzuri-train pack ...        (training/pack.py)      tsuzuri-train assemble ...  (training/device.py)
+    tsuzuri-train heldout ...     (training/heldout.py: the held-out evaluation set)
 
 With --corpus the corpus is packed into DIR/data first (once; reused on resume). DIR receives
 checkpoint.pt, model.gguf and run.json (config, the pack's counts, steps, the loss curve with tokens/s and
@@ -479,7 +480,8 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
     return record
 
 
-COMMANDS = {"pack": ("training.pack", "main"), "assemble": ("training.device", "assemble_main")}
+COMMANDS = {"pack": ("training.pack", "main"), "assemble": ("training.device", "assemble_main"),
+            "heldout": ("training.heldout", "main")}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from daemon.converter import LATTICE_PATHS, RESCORED_TOP
-from daemon.lm import LanguageModels
 from daemon.lm.ngram import CharNgramLM
 from daemon.lm.rescoring import FEATURE_NAMES, Features, ReadingLength, Weights, model_has_a_say
 
@@ -47,12 +46,16 @@ class ItemCandidates:
     accepted: list[bool]
 
 
-def collect_items(suite: Path, limit: int | None, lms: LanguageModels) -> list[ItemCandidates]:
-    from daemon.converter import Converter
-    from daemon.dictionary import system_dictionary
+def collect_items(suite: Path, limit: int | None, lm: CharNgramLM | None) -> list[ItemCandidates]:
+    from daemon.tools.corpus import HELD_OUT_MANIFEST
     from daemon.tools.eval import load_items, suite_sets
 
-    converter = Converter(system_dictionary(), language_models=lms)
+    if any((path.parent / HELD_OUT_MANIFEST).exists() for path in [suite / "x", *suite_sets(suite).values()]):
+        raise SystemExit(f"tsuzuri-lm fit: {suite} holds the held-out set (training/heldout.py): nothing is fitted on it")
+    from daemon.converter import Converter
+    from daemon.dictionary import system_dictionary
+
+    converter = Converter(system_dictionary(), language_model=lm)
     found = []
     for set_name, path in suite_sets(suite).items():
         for item in load_items(path)[:limit]:
@@ -66,15 +69,14 @@ def collect_items(suite: Path, limit: int | None, lms: LanguageModels) -> list[I
     return found
 
 
-def item_features(item: ItemCandidates, lms: LanguageModels | None,
+def item_features(item: ItemCandidates, lm: CharNgramLM | None,
                   model_scores: list[float] | None) -> list[Features]:
     """The features the converter computes for the same candidates."""
     from daemon.converter import CandidateSource, ConversionCandidate, candidate_features
 
     candidates = [ConversionCandidate(text, CandidateSource.DICTIONARY, cost=cost, morphemes=morphemes)
                   for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)]
-    lm_scores = (lms.for_reading(item.reading).score(item.texts, item.context) if lms is not None
-                 else [0.0] * len(item.texts))
+    lm_scores = lm.score(item.texts, item.context) if lm is not None else [0.0] * len(item.texts)
     return candidate_features(candidates, lm_scores, item.reading, item.context, model_scores)
 
 
@@ -179,12 +181,10 @@ def fit_command(args: argparse.Namespace) -> int:
     from daemon.tools.eval import SUITE_DIR
 
     suite = args.suite or SUITE_DIR
-    sentence_lm = CharNgramLM.load(args.lm)
-    lms = LanguageModels(phrase=CharNgramLM.load(args.phrase_lm) if args.phrase_lm else sentence_lm,
-                         sentence=sentence_lm)
-    items = _cached_items(args.features, suite, args.limit, lms)
+    lm = CharNgramLM.load(args.lm)
+    items = _cached_items(args.features, suite, args.limit, lm)
     model_scores = _model_scores(args.model, items, args.features) if args.model else None
-    features = [item_features(item, lms, model_scores[i] if model_scores else None) for i, item in enumerate(items)]
+    features = [item_features(item, lm, model_scores[i] if model_scores else None) for i, item in enumerate(items)]
     x, mask, gold = as_arrays(features, items)
     folds = np.random.default_rng(20261201).permutation(len(items)) % args.folds
     report = {"items": len(items), "folds": args.folds, "oracle": per_set(items, gold.any(axis=1))}
@@ -219,10 +219,10 @@ def _fitted(x, mask, gold, folds, names) -> tuple[dict, np.ndarray]:
     return report, cross_validated(x, mask, gold, use, folds)
 
 
-def _cached_items(cache: Path | None, suite: Path, limit: int | None, lms: LanguageModels) -> list[ItemCandidates]:
+def _cached_items(cache: Path | None, suite: Path, limit: int | None, lm: CharNgramLM) -> list[ItemCandidates]:
     if cache is not None and cache.is_file():
         return [ItemCandidates(**json.loads(line)) for line in cache.read_text(encoding="utf-8").splitlines()]
-    items = collect_items(suite, limit, lms)
+    items = collect_items(suite, limit, lm)
     if cache is not None:
         cache.write_text("".join(json.dumps(asdict(i), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
     return items

@@ -116,8 +116,8 @@ def model_has_a_say(reading: str, context: str) -> bool:
 
 
 # Fitted by `tsuzuri-lm fit --model default` (4-fold CV over the items of every set of ../shared/eval pooled,
-# per reading length) for the shipped language models (phrases: tsuzuri-lm-phrases.bin) and tsuzuri-base;
-# daemon/lm/README.md has the numbers.
+# per reading length) for tsuzuri-base and the language models shipped until 2026-12-04, kept for the one
+# model since (daemon/lm/README.md has the numbers and why).
 WEIGHTS_WITHOUT_MODEL = {
     ReadingLength.PHRASE: Weights(cost=-1.1038, lm=0.3538, chars=0.062, context=1.3489),
     ReadingLength.SENTENCE: Weights(cost=-0.8331, lm=0.4031, chars=0.3116, context=1.0195),

@@ -2,15 +2,17 @@
 
     tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|constrained|rerank|
                        constrained-rerank|auto|no-model] [--model M]
-                       [--json] [--per-item FILE] [--limit K] [--lm FILE | --no-lm]
-    tsuzuri-eval --suite [DIR] [--n N] [--mode M] [--model M] [--json] [--limit K]
+                       [--json] [--per-item FILE] [--limit K] [--lm FILE | --no-lm] [--errors]
+    tsuzuri-eval --suite [DIR] [--n N] [--mode M] [--model M] [--json] [--limit K] [--errors]
 
 ITEMS is a JSON list or JSON Lines of objects with `input` (katakana reading), `context` or `context_text`
 (left context, may be empty) and `expected` or `expected_output` (accepted outputs), or Mozc's
 quality-regression results (evaluation.tsv), of which the `Conversion Expected` rows count, with `argument` as
 the one accepted output. Outputs and answers compare after NFKC. Reported: acc@1 and acc@n (an accepted output
 first / among the top n), mincer (mean over items of the lowest character error rate of a top-n candidate
-against an accepted output) and the p50/p95 conversion latency.
+against an accepted output) and the p50/p95 conversion latency. --errors adds how many wrong first candidates
+fall in each class of daemon/tools/errors.py (spelling variant, wrong kanji, segmentation, unknown word, not in
+the pool of n candidates), acc@1 counting a spelling variant as right, and each item's class to --per-item.
 
 --suite scores every set in DIR (default ../shared/eval beside the repository): each *.jsonl in it and Mozc's
 evaluation.tsv at any depth, one table row or JSON line per set, with one converter for them all.
@@ -28,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from daemon.dictionary import DictionaryUnavailable, system_dictionary
+from daemon.dictionary import DictionaryUnavailable, system_dictionary, system_reader
 from daemon.kana import to_katakana
+from daemon.tools.errors import ErrorClass, Lexicon, error_counts, error_of
 
 # (katakana reading, left context, n) -> up to n candidates, best first.
 ConvertFunction = Callable[[str, str, int], list[str]]
@@ -105,28 +108,24 @@ def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
             weight = (info and info.rerank_weight) or DEFAULT_RERANK_WEIGHT
         converter = Converter(dictionary=_loaded_dictionary(), engine=engine,
                               model_candidates=options.model_candidates, rerank_weight=weight,
-                              constrain_model=constrained, language_models=_language_models(options))
+                              constrain_model=constrained, language_model=_language_model(options))
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
     return factory
 
 
-def _language_models(options: argparse.Namespace):
-    """--lm FILE (and --phrase-lm FILE), else the daemon's default model files if they are built; none with
-    --no-lm."""
-    from daemon.lm import CharNgramLM, LanguageModels, load_language_models
+def _language_model(options: argparse.Namespace):
+    """--lm FILE, else the daemon's default model; none with --no-lm."""
+    from daemon.lm import CharNgramLM, load_language_model
 
     if options.no_lm:
         return None
     if options.lm is None:
-        return load_language_models()
-    loaded = []
-    for path in (options.lm, options.phrase_lm or options.lm):
-        try:
-            loaded.append(CharNgramLM.load(path))
-        except (OSError, ValueError) as error:
-            raise ConverterUnavailable(f"language model {path}: {error}") from error
-    return LanguageModels(phrase=loaded[1], sentence=loaded[0])
+        return load_language_model()
+    try:
+        return CharNgramLM.load(options.lm)
+    except (OSError, ValueError) as error:
+        raise ConverterUnavailable(f"language model {options.lm}: {error}") from error
 
 
 def default_model_present() -> bool:
@@ -171,6 +170,7 @@ class ItemResult:
     correct_at_1: bool
     correct_at_n: bool
     cer: float  # lowest character error rate of a top-n candidate
+    error: ErrorClass | None = None  # with --errors: the class of a wrong first candidate
 
 
 def load_items(path: Path) -> list[EvalItem]:
@@ -225,15 +225,18 @@ def _nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def evaluate_item(item: EvalItem, converter: ConvertFunction, n: int) -> ItemResult:
+def evaluate_item(item: EvalItem, converter: ConvertFunction, n: int,
+                  lexicon: Lexicon | None = None) -> ItemResult:
+    """One item scored; with `lexicon` (the dictionary's entries) a wrong first candidate is classified too."""
     started = time.perf_counter()
     candidates = converter(item.reading, item.context, n)[:n]
     seconds = time.perf_counter() - started
     accepted = {_nfkc(answer) for answer in item.expected}
     outputs = [_nfkc(candidate) for candidate in candidates]
     cer = min(char_error_rate(output, answer) for output in outputs or [""] for answer in accepted)
+    error = error_of(outputs, sorted(accepted), lexicon) if lexicon is not None else None
     return ItemResult(item, candidates, seconds, bool(outputs) and outputs[0] in accepted,
-                      any(output in accepted for output in outputs), cer)
+                      any(output in accepted for output in outputs), cer, error)
 
 
 def _percentile(values: Sequence[float], fraction: float) -> float:
@@ -242,9 +245,14 @@ def _percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[max(math.ceil(fraction * len(ordered)) - 1, 0)] if ordered else 0.0
 
 
-def summarise(results: Sequence[ItemResult], n: int, mode: str) -> dict:
+def summarise(results: Sequence[ItemResult], n: int, mode: str, errors: bool = False) -> dict:
     count = max(len(results), 1)
     latencies = [result.seconds * 1000 for result in results]
+    classes = {}
+    if errors:
+        counts = error_counts(result.error for result in results)
+        correct = sum(result.correct_at_1 for result in results)
+        classes = {"errors": counts, "acc@1_or_variant": round((correct + counts[ErrorClass.VARIANT.value]) / count, 4)}
     return {
         "acc@1": round(sum(r.correct_at_1 for r in results) / count, 4),
         "acc@n": round(sum(r.correct_at_n for r in results) / count, 4),
@@ -254,16 +262,18 @@ def summarise(results: Sequence[ItemResult], n: int, mode: str) -> dict:
         "p95_ms": round(_percentile(latencies, 0.95), 3),
         "mode": mode,
         "items": len(results),
+        **classes,
     }
 
 
-def evaluate_items(items: Sequence[EvalItem], converter: ConvertFunction, n: int, label: str = "") -> list[ItemResult]:
+def evaluate_items(items: Sequence[EvalItem], converter: ConvertFunction, n: int, label: str = "",
+                   lexicon: Lexicon | None = None) -> list[ItemResult]:
     """Every item's result, with progress on stderr (prefixed with `label`, the set's name in a suite)."""
     prefix = f"tsuzuri-eval: {label} " if label else "tsuzuri-eval: "
     results: list[ItemResult] = []
     step = max(len(items) // _PROGRESS_STEPS, 1)
     for index, item in enumerate(items, start=1):
-        results.append(evaluate_item(item, converter, n))
+        results.append(evaluate_item(item, converter, n, lexicon))
         if index % step == 0 or index == len(items):
             correct = sum(r.correct_at_1 for r in results)
             print(f"{prefix}{index}/{len(items)} items, acc@1 {correct / index:.4f}", file=sys.stderr)
@@ -274,7 +284,8 @@ def _per_item_record(result: ItemResult) -> dict:
     item = result.item
     return {"id": item.id, "input": item.reading, "context": item.context, "expected": list(item.expected),
             "candidates": result.candidates, "correct@1": result.correct_at_1, "correct@n": result.correct_at_n,
-            "cer": round(result.cer, 4), "ms": round(result.seconds * 1000, 3)}
+            "cer": round(result.cer, 4), "ms": round(result.seconds * 1000, 3),
+            **({"error": result.error.value} if result.error is not None else {})}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -300,9 +311,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lm", type=Path, metavar="FILE",
                         help="merging modes (auto, no-model, rerank): the character language model that rescores "
                              "the dictionary's top candidates (default: the daemon's, if built)")
-    parser.add_argument("--phrase-lm", type=Path, metavar="FILE",
-                        help="with --lm: the language model of phrases (default: the --lm model for every length)")
     parser.add_argument("--no-lm", action="store_true", help="merging modes: no language model")
+    parser.add_argument("--errors", action="store_true",
+                        help="count the wrong first candidates by class (variant, wrong kanji, segmentation, "
+                             "unknown word, not in the pool)")
     return parser
 
 
@@ -318,16 +330,20 @@ def _report_one(results: Sequence[ItemResult], args: argparse.Namespace) -> None
         with args.per_item.open("w", encoding="utf-8") as out:
             for result in results:
                 out.write(json.dumps(_per_item_record(result), ensure_ascii=False) + "\n")
-    scores = summarise(results, args.n, args.mode)
+    scores = summarise(results, args.n, args.mode, args.errors)
     print(f"mode {scores['mode']}  items {scores['items']}  n {scores['n']}\n"
           f"acc@1 {scores['acc@1']:.4f}  acc@{scores['n']} {scores['acc@n']:.4f}  mincer {scores['mincer']:.4f}  "
           f"p50 {scores['p50_ms']:.2f} ms  p95 {scores['p95_ms']:.2f} ms")
+    if args.errors:
+        print(f"acc@1 or a spelling variant {scores['acc@1_or_variant']:.4f}  errors "
+              + "  ".join(f"{name} {count}" for name, count in scores["errors"].items()))
     if args.json:
         print(json.dumps(scores, ensure_ascii=False))
 
 
 def _report_suite(results_by_set: dict[str, list[ItemResult]], args: argparse.Namespace) -> None:
-    rows = [{"set": name, **summarise(results, args.n, args.mode)} for name, results in results_by_set.items()]
+    rows = [{"set": name, **summarise(results, args.n, args.mode, args.errors)}
+            for name, results in results_by_set.items()]
     accuracies = [row["acc@1"] for row in rows]
     summary = {"suite": True, "mode": args.mode, "sets": len(rows),
                "mean_acc@1": round(sum(accuracies) / len(accuracies), 4), "min_acc@1": min(accuracies)}
@@ -343,6 +359,8 @@ def _report_suite(results_by_set: dict[str, list[ItemResult]], args: argparse.Na
         print(f"{row['set']:<{width}}  {row['items']:>6}  {row['acc@1']:>6.4f}  {row['acc@n']:>6.4f}  "
               f"{row['mincer']:>6.4f}  {row['p50_ms']:>8.2f}  {row['p95_ms']:>8.2f}")
     print(f"mean acc@1 {summary['mean_acc@1']:.4f}  min acc@1 {summary['min_acc@1']:.4f}")
+    for row in rows if args.errors else []:
+        print(f"errors {row['set']}: " + "  ".join(f"{name} {count}" for name, count in row["errors"].items()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -367,7 +385,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tsuzuri-eval: error: {error}", file=sys.stderr)
         return 2
 
-    results_by_set = {name: evaluate_items(items, converter, args.n, name) for name, items in items_by_set.items()}
+    lexicon = system_reader() if args.errors else None
+    results_by_set = {name: evaluate_items(items, converter, args.n, name, lexicon)
+                      for name, items in items_by_set.items()}
     if args.suite is None:
         _report_one(results_by_set[""], args)
     else:

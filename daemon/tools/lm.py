@@ -2,7 +2,7 @@
 
     tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 1,2,3,4,5]
                      [--exclude SOURCE …]
-    tsuzuri-lm fit --lm FILE [--phrase-lm FILE] [--suite DIR] [--folds K] [--model M] [--limit K]
+    tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from daemon.lm.corpus import DEFAULT_CAP_CHARS, capped, read_sources
+from daemon.tools.corpus import DEFAULT_CAP_CHARS, capped, held_out, read_sources
 from daemon.lm.ngram import BuildOptions, build
 
 
@@ -33,7 +33,9 @@ def _build(args: argparse.Namespace) -> int:
     options = BuildOptions(order=args.order, min_char_count=args.min_char_count,
                            cutoffs=tuple(int(c) for c in args.cutoffs.split(",")))
     model = build(lines, options)
-    model.meta.update({"cap_chars": cap, "sources": used})
+    held = held_out(args.corpus)
+    model.meta.update({"cap_chars": cap, "sources": used,
+                       "held_out": {"sha256": held.sha256, "lines": len(held.lines)}})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
     seconds = time.perf_counter() - started
@@ -63,8 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           help="sources to leave out (file stems such as laws, or wac_train, anthy_train)")
     building.set_defaults(run=_build)
     fitting = commands.add_parser("fit", help="fit the rescoring weights on the evaluation suite (cross-validated)")
-    fitting.add_argument("--lm", type=Path, required=True, help="the language model (of sentences, with --phrase-lm)")
-    fitting.add_argument("--phrase-lm", type=Path, default=None, help="the language model of phrases (default: --lm)")
+    fitting.add_argument("--lm", type=Path, required=True, help="the language model")
     fitting.add_argument("--suite", type=Path, default=None, help="evaluation directory (default ../shared/eval)")
     fitting.add_argument("--folds", type=int, default=4)
     fitting.add_argument("--model", default=None, help="also fit the neural model's score (registered name or GGUF)")

@@ -8,7 +8,7 @@ from daemon.converter import (MAX_READING_CHARS, Converter, Effort, PersonalData
                               spellings)
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, ModelState
-from daemon.lm import load_language_models
+from daemon.lm import load_language_model
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 
@@ -205,7 +205,7 @@ def test_hostile_readings_convert_or_give_nothing(userdata):
 
 @pytest.fixture(scope="module")
 def kept_rankings_converter():
-    return Converter(dictionary=system_dictionary(), language_models=load_language_models())
+    return Converter(dictionary=system_dictionary(), language_model=load_language_model())
 
 
 READINGS = [("きょうはいいてんきですね", ""), ("かれはがっこうにいった", "昨日、"), ("きしゃのきしゃがきしゃできしゃした", ""),
@@ -217,7 +217,7 @@ def test_kept_rankings_give_the_lists_a_fresh_converter_gives(kept_rankings_conv
     for reading, context in READINGS:  # computed, then served from the store
         first = converter.candidates(reading, context, 10)
         assert converter.candidates(reading, context, 10) == first
-        fresh = Converter(dictionary=system_dictionary(), language_models=load_language_models())
+        fresh = Converter(dictionary=system_dictionary(), language_model=load_language_model())
         assert fresh.candidates(reading, context, 10) == first
         assert converter.candidates(reading, context, 3) == fresh.candidates(reading, context, 3)
         assert converter.candidates(reading, context, 1, effort=Effort.KEYSTROKE) == \
@@ -225,7 +225,7 @@ def test_kept_rankings_give_the_lists_a_fresh_converter_gives(kept_rankings_conv
 
 
 def test_what_the_user_taught_shows_at_once_over_a_kept_ranking(tmp_path):
-    converter = Converter(dictionary=system_dictionary(), language_models=load_language_models(),
+    converter = Converter(dictionary=system_dictionary(), language_model=load_language_model(),
                           learning=LearningHistory(tmp_path / "learning.tsv"))
     before = converter.candidates("かんじ")
     converter.learn([("かんじ", "幹事")])

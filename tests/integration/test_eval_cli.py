@@ -73,6 +73,19 @@ def test_json_scores(items_file, tmp_path, capsys):
     assert 1 < len(records[2]["candidates"]) <= 10
 
 
+def test_errors_classify_each_wrong_first_candidate(items_file, tmp_path, capsys):
+    per_item = tmp_path / "per_item.jsonl"
+    assert main([str(items_file), "--mode", "dictionary", "--n", "10", "--json", "--errors",
+                 "--per-item", str(per_item)]) == 0
+    output = capsys.readouterr().out
+    assert "errors variant 0  wrong_kanji 1  segmentation 0" in output
+    scores = last_json_line(output)
+    assert scores["errors"] == {"variant": 0, "wrong_kanji": 1, "segmentation": 0, "unknown_word": 0, "not_in_pool": 0}
+    assert scores["acc@1_or_variant"] == scores["acc@1"]
+    records = [json.loads(line) for line in per_item.read_text(encoding="utf-8").splitlines()]
+    assert [record.get("error") for record in records] == [None, None, "wrong_kanji"]  # 認証 for 人称, in the pool
+
+
 def test_mincer_with_one_candidate(items_file, capsys):
     main([str(items_file), "--n", "1", "--json"])
     scores = last_json_line(capsys.readouterr().out)

@@ -85,11 +85,11 @@ def test_dictionary_cost_alone_is_mecabs_viterbi(reading):
 
 
 def test_paths_spell_the_reading_as_typed():
-    from daemon.lm import load_language_models
+    from daemon.lm import load_language_model
 
     dictionary = system_dictionary()
     reading = "きょう、あめ（はれ）!?"
-    lm = load_language_models().for_reading(reading)
+    lm = load_language_model()
     paths = best_paths(dictionary.lattice(reading, 5), lm, weights_for(reading, "", False), n=5)
     assert len({p.text for p in paths}) == len(paths) == 5
     assert paths[0].text in ("今日、雨（晴れ）!?", "今日、雨（はれ）!?")

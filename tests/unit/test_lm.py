@@ -11,11 +11,10 @@ from hypothesis import strategies as st
 import daemon.converter as converter_module
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
-from daemon.lm import (PHRASE_LM_FILE_NAME, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, CharNgramLM,
-                       Features, LanguageModels, ReadingLength, Weights, build, floored_model_scores,
-                       likely_and_unlikely, load_language_models, model_can_change_the_choice, rescored_order,
-                       weights_for)
-from daemon.lm.corpus import capped
+from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, CharNgramLM, Features,
+                       ReadingLength, Weights, build, floored_model_scores, likely_and_unlikely, load_language_model,
+                       model_can_change_the_choice, rescored_order, weights_for)
+from daemon.tools.corpus import capped
 from daemon.lm.fit import fit_logit, top1_correct
 from daemon.lm.ngram import BOS, SortedKeys
 
@@ -90,26 +89,19 @@ def test_keys_past_32_bits_are_found():
 def test_a_file_that_is_no_model_is_skipped(tmp_path):
     path = tmp_path / "lm.bin"
     path.write_bytes(b"not a model")
-    assert load_language_models(path) is None
-    assert load_language_models(tmp_path / "missing.bin") is None
+    assert load_language_model(path) is None
+    assert load_language_model(tmp_path / "missing.bin") is None
 
 
-def test_phrases_and_sentences_are_scored_with_their_own_models(lm, tmp_path):
-    from daemon.lm.rescoring import PHRASE_MAX_CHARS
+def test_the_users_own_model_takes_the_place_of_the_packaged_one(lm, tmp_path, monkeypatch):
+    import daemon.lm as lm_module
 
-    other = build(["別の文です。"], BuildOptions(order=3, min_char_count=1))
-    models = LanguageModels(phrase=other, sentence=lm)
-    assert models.for_reading("あ" * PHRASE_MAX_CHARS) is other
-    assert models.for_reading("あ" * (PHRASE_MAX_CHARS + 1)) is lm
-    sentences, phrases = tmp_path / "lm.bin", tmp_path / PHRASE_LM_FILE_NAME
-    lm.save(sentences)
-    one = load_language_models(sentences)
-    assert one.phrase is one.sentence  # one file: the same model for every length
-    other.save(phrases)
-    two = load_language_models(sentences, phrases)
-    assert (two.phrase.order, two.sentence.order) == (3, lm.order)
-    phrases.write_bytes(b"broken")
-    assert load_language_models(sentences, phrases).phrase.order == lm.order  # skipped: the other model serves
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert lm_module.default_lm_path() == lm_module.PACKAGED_LM
+    lm_module.user_lm_path().parent.mkdir(parents=True)
+    lm.save(lm_module.user_lm_path())
+    assert lm_module.default_lm_path() == lm_module.user_lm_path()
+    assert load_language_model().chars == lm.chars
 
 
 def test_scores_of_a_batch_equal_scores_one_by_one(lm):
@@ -180,7 +172,7 @@ def test_converter_rescores_with_the_language_model(lm, monkeypatch):
     top = [c.text for c in dictionary.convert(reading, 10)]
     favourite = max(top, key=lambda text: lm.score([text])[0])
     monkeypatch.setattr(converter_module, "weights_for", lambda reading, context, model_ready: Weights(lm=1.0))
-    with_lm = Converter(dictionary=dictionary, language_models=LanguageModels.one(lm)).candidates(reading)
+    with_lm = Converter(dictionary=dictionary, language_model=lm).candidates(reading)
     assert with_lm[0].text == favourite and with_lm[0].source == "dictionary"
     assert [c.text for c in Converter(dictionary=dictionary).candidates(reading)][:len(top)] == top
     assert {c.text for c in with_lm} >= set(top)
@@ -189,7 +181,7 @@ def test_converter_rescores_with_the_language_model(lm, monkeypatch):
 def test_training_sources_are_the_training_splits_only(tmp_path):
     import json
 
-    from daemon.lm.corpus import read_sources
+    from daemon.tools.corpus import read_sources
 
     (tmp_path / "text").mkdir()
     (tmp_path / "text" / "news.txt").write_text("一行目\n\n二行目\n", encoding="utf-8")
@@ -207,18 +199,15 @@ def test_training_sources_are_the_training_splits_only(tmp_path):
 def test_eval_takes_the_language_model_it_is_given(lm, tmp_path):
     import argparse
 
-    from daemon.tools.eval import ConverterUnavailable, _language_models
+    from daemon.tools.eval import ConverterUnavailable, _language_model
 
     path = tmp_path / "lm.bin"
     lm.save(path)
-    given = _language_models(argparse.Namespace(lm=path, phrase_lm=None, no_lm=False))
-    assert given.phrase.chars == given.sentence.chars == lm.chars
-    assert _language_models(argparse.Namespace(lm=path, phrase_lm=None, no_lm=True)) is None
+    assert _language_model(argparse.Namespace(lm=path, no_lm=False)).chars == lm.chars
+    assert _language_model(argparse.Namespace(lm=path, no_lm=True)) is None
     (tmp_path / "broken.bin").write_bytes(b"broken")
     with pytest.raises(ConverterUnavailable):
-        _language_models(argparse.Namespace(lm=tmp_path / "broken.bin", phrase_lm=None, no_lm=False))
-    with pytest.raises(ConverterUnavailable):
-        _language_models(argparse.Namespace(lm=path, phrase_lm=tmp_path / "broken.bin", no_lm=False))
+        _language_model(argparse.Namespace(lm=tmp_path / "broken.bin", no_lm=False))
 
 
 @settings(max_examples=500, deadline=None)
@@ -252,7 +241,7 @@ def test_the_list_keeps_n_of_the_rescored_candidates_besides_the_dictionarys_fir
     from daemon.converter import RESCORED_TOP
 
     dictionary = system_dictionary()
-    converter = Converter(dictionary=dictionary, language_models=load_language_models())
+    converter = Converter(dictionary=dictionary, language_model=load_language_model())
     reading, n = "かいとう", 3
     assert len(converter.rescoring_pool(reading)) > 2 * n  # the rescoring chooses among more than are shown
     shown = [c.text for c in converter.candidates(reading, n=n) if c.source == "dictionary"]
@@ -267,7 +256,7 @@ def test_unlikely_candidates_come_after_the_kana_forms(monkeypatch):
     dictionary = system_dictionary()
     # Scored by the dictionary cost alone (2 per thousand), the cut falls where the cost is 2,500 above the best.
     monkeypatch.setattr(converter_module, "weights_for", lambda reading, context, model_ready: Weights(cost=-2.0))
-    converter = Converter(dictionary=dictionary, language_models=load_language_models())
+    converter = Converter(dictionary=dictionary, language_model=load_language_model())
     reading = "きしゃ"
     best = dictionary.convert(reading, 1)[0].cost
     kana_form = "キシャ"  # the dictionary's entry of it is the same candidate as the kana form
@@ -292,7 +281,7 @@ def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():
     from daemon.converter import LATTICE_MIN_READING_CHARS, RESCORED_TOP
 
     dictionary = system_dictionary()
-    converter = Converter(dictionary=dictionary, language_models=load_language_models())
+    converter = Converter(dictionary=dictionary, language_model=load_language_model())
     short = "きょうはいいてんき"
     assert len(short) < LATTICE_MIN_READING_CHARS
     top = [c.text for c in dictionary.convert(short, RESCORED_TOP)]

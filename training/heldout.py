@@ -1,0 +1,103 @@
+"""tsuzuri-train heldout: the held-out evaluation set, made of the documents daemon/tools/corpus.py holds out.
+
+    tsuzuri-train heldout --corpus ../shared/corpus --out build/heldout
+
+Nothing was fitted, trained or built on these documents (daemon/tools/corpus.py; tests/unit/test_corpus.py), so
+the set says how a change does on text it has not seen, where the suite in ../shared/eval is what the rescoring
+weights were fitted on. Readings come from MeCab/UniDic as the training pairs' do (training/data.py), so they are
+what a person types for the text as UniDic reads it. Two files of `tsuzuri-eval` items (id, context, input,
+expected, and the item's source register): `phrases.jsonl`, spans of 1–4 phrases cut as the training pairs are
+(5–40 kana, left context the document so far), and `sentences.jsonl`, whole sentences of 10–80 kana after their
+document's preceding text; only readings typed without Latin letters; evenly sampled to at most PHRASES and SENTENCES items per source. Deterministic: the
+same corpus gives the same bytes. Not committed (it is corpus text); `manifest.json` records its digests.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from daemon.tools.corpus import HELD_OUT_MANIFEST, held_out
+from training.data import (CONTEXT_KEEP, CONTINUOUS_TEXT, Pair, make_tagger, mecab_tokens, needs_reading, text_pairs,
+                           text_units)
+
+PHRASES = 700  # per source
+SENTENCES = 200  # per source
+MIN_SENTENCE_READING, MAX_SENTENCE_READING = 10, 80
+SEED = 20261204
+# What each held-out source stands for.
+REGISTERS = {"jaquad.txt": "wikipedia", "wikinews_articles.txt": "news", "tatoeba.txt": "conversation"}
+
+
+def sentence_items(lines: Iterable[str], continuous: bool, tagger) -> list[Pair]:
+    """Each line with a reading of MIN–MAX_SENTENCE_READING kana that needs converting, after its document's text."""
+    items, preceding = [], ""
+    for line in lines:
+        units = text_units(mecab_tokens(tagger, line)) if " " not in line else None
+        if units is not None and "".join(unit.surface for unit in units) == line and needs_reading(line):
+            reading = "".join(unit.reading for unit in units)
+            if MIN_SENTENCE_READING <= len(reading) <= MAX_SENTENCE_READING:
+                items.append(Pair(preceding if continuous else "", reading, line, "sentence"))
+        preceding = (preceding + line)[-CONTEXT_KEEP:]
+    return items
+
+
+def typed_in_kana(pair: Pair) -> bool:
+    """Whether the reading can be typed without leaving the kana modes: no Latin letters (digits and symbols are
+    typed as they are)."""
+    return not any(ch.isascii() and ch.isalpha() for ch in pair.reading)
+
+
+def evenly(items: list, count: int) -> list:
+    """At most `count` of `items`, spread evenly through them."""
+    if len(items) <= count:
+        return items
+    return [items[index * len(items) // count] for index in range(count)]
+
+
+def held_out_sets(corpus: Path, tagger) -> dict[str, list[dict]]:
+    """{"phrases": items, "sentences": items} from the held-out documents."""
+    sets: dict[str, list[dict]] = {"phrases": [], "sentences": []}
+    for name, lines in sorted(held_out(corpus).documents.items()):
+        continuous = name in CONTINUOUS_TEXT
+        register = REGISTERS[name]
+        phrases = list(filter(typed_in_kana, text_pairs(lines, Path(name).stem, continuous, random.Random(SEED),
+                                                        tagger)))
+        sentences = list(filter(typed_in_kana, sentence_items(lines, continuous, tagger)))
+        chosen = {"phrases": evenly(phrases, PHRASES), "sentences": evenly(sentences, SENTENCES)}
+        for kind, pairs in chosen.items():
+            sets[kind] += [{"id": f"heldout-{kind}-{register}-{number}", "context": pair.context,
+                            "input": pair.reading, "expected": [pair.surface], "register": register}
+                           for number, pair in enumerate(pairs)]
+    return sets
+
+
+def write(corpus: Path, out: Path) -> dict:
+    sets = held_out_sets(corpus, make_tagger())
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict = {"held_out_sha256": held_out(corpus).sha256, "files": {}}
+    for kind, items in sets.items():
+        data = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items).encode("utf-8")
+        (out / f"{kind}.jsonl").write_bytes(data)
+        registers: dict[str, int] = {}
+        for item in items:
+            registers[item["register"]] = registers.get(item["register"], 0) + 1
+        manifest["files"][f"{kind}.jsonl"] = {"items": len(items), "by_register": registers,
+                                              "sha256": hashlib.sha256(data).hexdigest()}
+    (out / HELD_OUT_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="tsuzuri-train heldout", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, required=True, help="../shared/corpus")
+    parser.add_argument("--out", type=Path, required=True, help="the folder to write the set into")
+    args = parser.parse_args(argv)
+    print(json.dumps(write(args.corpus, args.out), ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
