@@ -61,6 +61,25 @@ FUNCTION_KEYS = {"F6": Transliteration.HIRAGANA, "F7": Transliteration.KATAKANA,
                  "F10": Transliteration.HALFWIDTH_ASCII}
 
 
+def carried_over(converted: str, improvement: tuple[str, str] | None) -> str:
+    """What the live text shows for a key's conversion: where it begins with a conversion the conversion in
+    advance improved on (`improvement`: that conversion, the better text), the better text in its place, so
+    that the next key does not put back what was improved on; else the conversion itself."""
+    if improvement is not None and improvement[0] and converted.startswith(improvement[0]):
+        return improvement[1] + converted[len(improvement[0]):]
+    return converted
+
+
+@dataclass(frozen=True)
+class LiveSettled:
+    """The live text of the composition less its pending romaji, and what it was converted from."""
+
+    reading: str
+    context: str
+    converted: str | None  # the key's conversion (the dictionary and the language model)
+    shown: str | None  # what stands for it: the conversion, or the better text of the conversion in advance
+
+
 class Phase(Enum):
     EMPTY = "empty"
     COMPOSING = "composing"
@@ -121,10 +140,12 @@ class InputSession:
         self.reconverted: str | None = None  # while a reconversion is in progress, the text it deleted
         self.model_session = converter.model_session()
         self.live_text: str | None = None  # live conversion of the current composition
-        # The live text of the composition less its pending romaji, keyed by the reading and context it was
-        # converted from: a key that only adds romaji (the k of か) converts nothing, and an improvement made in
-        # advance stays shown. Forgotten with the composition (a commit may teach the next one otherwise).
-        self._live_settled: tuple[tuple[str, str], str | None] | None = None
+        # The live text of the composition less its pending romaji: a key that only adds romaji (the k of か)
+        # converts nothing, and an improvement made in advance stays shown. The last improvement also stands
+        # in for its conversion at the start of later keys' conversions (carried_over). Both are forgotten
+        # with the composition (a commit may teach the next one otherwise).
+        self._live_settled: LiveSettled | None = None
+        self._live_improvement: tuple[str, str] | None = None
         # Text typed while the field was secret stays secret until it is committed or dropped, even if the
         # field's purpose changes meanwhile (IBus re-sends FocusIn on a content-type change).
         self.typed_in_secret = False
@@ -476,6 +497,7 @@ class InputSession:
         self.window_open = False
         self.live_text = None
         self._live_settled = None
+        self._live_improvement = None
         self.typed_in_secret = False
         self.reconverted = None
         self.phase = Phase.EMPTY
@@ -492,13 +514,14 @@ class InputSession:
         reading, pending = self.composer.settled_reading()
         if not reading:
             return None
-        key = (reading, self.context)
-        if self._live_settled is None or self._live_settled[0] != key:
+        settled = self._live_settled
+        if settled is None or (settled.reading, settled.context) != (reading, self.context):
             candidates = self.converter.candidates(reading, self.context, 1, personal=self.personal_data,
                                                    effort=Effort.KEYSTROKE)
-            self._live_settled = (key, candidates[0].text if candidates else None)
-        text = self._live_settled[1]
-        return None if text is None else text + pending
+            converted = candidates[0].text if candidates else None
+            shown = None if converted is None else carried_over(converted, self._live_improvement)
+            settled = self._live_settled = LiveSettled(reading, self.context, converted, shown)
+        return None if settled.shown is None else settled.shown + pending
 
     def conversion_in_advance(self) -> Callable[[], list[ConversionCandidate]] | None:
         """Space's conversion of the composition, to run while the user pauses after a live conversion: the
@@ -518,8 +541,14 @@ class InputSession:
         reading, pending = self.composer.settled_reading()
         if pending:  # the live text is the settled part's, already improved in the pause before the romaji
             return None
-        self._live_settled = ((reading, self.context), candidates[0].text)
-        return self.show_live(candidates[0].text, request_id)
+        better = candidates[0].text
+        settled = self._live_settled
+        converted = settled.converted if settled is not None and (settled.reading, settled.context) == (
+            reading, self.context) else None
+        if converted is not None:
+            self._live_improvement = (converted, better)
+        self._live_settled = LiveSettled(reading, self.context, converted, better)
+        return self.show_live(better, request_id)
 
     def show_live(self, text: str | None, request_id: int = 0) -> Output:
         self.live_text = text

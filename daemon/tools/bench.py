@@ -14,7 +14,8 @@ reap their sessions) and N new ones connect and type once more (the daemon must 
 real daemon twice on a private bus, with the default model and with none; one session types each item's reading
 (romaji, key by key, one key every MS milliseconds from the previous key's send, as a person types) and then
 Space. Per key: the time from sending the key to its answer, which carries its live conversion (and how many
-OutputChanged signals improved the live text after a pause); per item: the time from Space to the reply that
+OutputChanged signals improved the live text after a pause, and how many of those improvements a later key
+put back: its live text began again with the text the improvement replaced); per item: the time from Space to the reply that
 shows the candidate window (with live conversion the first Space converts and the second opens the window, as
 in Mozc). The same keys go to Mozc through ../shared/tools/peers.py where it runs (its answer to a key holds
 its realtime conversion too): p50/p95/p99 of each, and the ratios model on / model off and model on / Mozc.
@@ -589,20 +590,26 @@ def live_items(path: Path, limit: int) -> tuple[list[LiveItem], int]:
 async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -> dict:
     """One session types every item at `interval_s` a key, then Space until the candidate window shows, then
     Discard. A key's latency runs from its send to its answer (which carries its live conversion); the
-    OutputChanged signals that improve the live text during the pauses are counted."""
+    OutputChanged signals that improve the live text during the pauses are counted, and so are the keys whose
+    live text puts back what such an improvement replaced."""
     from daemon.tools.client import ClientSession, call, connect, wait_for_status
-    from ime_protocol import Discard, SurroundingText
+    from ime_protocol import Discard, Output, SurroundingText, decode
     from ime_protocol.dbus_names import SESSION_INTERFACE
 
     bus = await connect(address)
     state, model, reason = await wait_for_status(bus, 120)
     session = await ClientSession.create(bus)
-    counts = {"keys": 0, "improvements": 0, "no_window": 0, "spaces_for_window": 0}
+    counts = {"keys": 0, "improvements": 0, "put_back": 0, "no_window": 0, "spaces_for_window": 0}
     recording = False
+    shown = ""  # the live text on screen: the last key's, or the last improvement's
+    replaced: str | None = None  # what the last improvement took off the screen, until a key puts it back
 
     def on_output_changed(message) -> None:
-        if recording and message.member == "OutputChanged" and message.path == session.path:
-            counts["improvements"] += 1
+        nonlocal shown, replaced
+        if message.member == "OutputChanged" and message.path == session.path:
+            text = decode(bytes(message.body[0]), Output).preedit.text
+            replaced, shown = shown, text
+            counts["improvements"] += recording
 
     bus.add_message_handler(on_output_changed)
     await call(bus, "AddMatch", "s", [f"type='signal',interface='{SESSION_INTERFACE}'"],
@@ -610,13 +617,18 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -
     measured: dict[str, list[float]] = {"key": [], "convert": [], "space": []}
 
     async def type_item(item: LiveItem) -> None:
+        nonlocal shown, replaced
+        shown, replaced = "", None
         await session.send(SurroundingText(item.context, len(item.context), len(item.context)))
         next_at = time.perf_counter()
         for name in item.keys:
             await asyncio.sleep(max(next_at - time.perf_counter(), 0))
             sent = time.perf_counter()
             next_at = sent + interval_s
-            await session.key(name)
+            shown = (await session.key(name)).preedit.text
+            if replaced and shown.startswith(replaced):
+                counts["put_back"] += recording
+                replaced = None
             if recording:
                 counts["keys"] += 1
                 measured["key"].append((time.perf_counter() - sent) * 1000)

@@ -6,7 +6,7 @@ import pytest
 
 from daemon.converter import CandidateSource, ConversionCandidate, Effort
 from daemon.keys import keyval_of
-from daemon.session import InputSession, Phase, SessionSettings
+from daemon.session import InputSession, Phase, SessionSettings, carried_over
 from ime_protocol import SHIFT_MASK, SegmentStyle
 from tests.fake_conversion import FakeConversion
 from tests.session_keys import press
@@ -106,6 +106,15 @@ def test_with_live_conversion_a_key_is_answered_with_the_conversion_unless_a_new
     assert press(session, "Return").commit == "今日"
 
 
+def test_an_improvement_stands_in_for_what_it_improved_on_at_the_start_of_later_conversions():
+    improvement = ("昨日は", "機能は")
+    assert carried_over("昨日は友達と", improvement) == "機能は友達と"
+    assert carried_over("昨日は", improvement) == "機能は"
+    assert carried_over("昨日派友達と", improvement) == "昨日派友達と"  # converted otherwise: the key's own
+    assert carried_over("今日", None) == "今日"
+    assert carried_over("今日", ("", "x")) == "今日"
+
+
 def test_a_key_that_only_adds_romaji_shows_it_after_the_live_text_without_converting(conversion):
     session = InputSession(conversion, SessionSettings(live_conversion=True))
     assert press(session, *"ky").preedit.text == "ky" and conversion.asked == []  # nothing settled yet
@@ -118,7 +127,8 @@ def test_a_key_that_only_adds_romaji_shows_it_after_the_live_text_without_conver
     assert session.improve_live(better).preedit.text == "京"
     assert press(session, "h").preedit.text == "京h" and len(conversion.asked) == asked
     assert session.improve_live(conversion.candidates("きょうh")) is None  # pending: the settled part's stays
-    assert press(session, "a").preedit.text == "今日は" and conversion.asked[-1] == ("きょうは", Effort.KEYSTROKE)
+    # The next kana converts again, and the improvement stands in for what it improved on (今日は → 京は).
+    assert press(session, "a").preedit.text == "京は" and conversion.asked[-1] == ("きょうは", Effort.KEYSTROKE)
     # Forgotten with the composition: typed again, it is converted again (a commit may have taught otherwise).
     press(session, "Escape")
     conversion.asked.clear()
