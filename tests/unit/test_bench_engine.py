@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from daemon.tools.bench import BATCHED_SESSIONS, DRAFT_KINDS, UBATCHES, batching_benchmark, draft_benchmark
+
+pytestmark = pytest.mark.model  # a real (tiny) GGUF through llama.cpp
 
 ITEMS = [
     {"input": "キョウハイイテンキ", "context": "", "expected": ["今日はいい天気"]},

@@ -31,6 +31,9 @@ def test_items_that_romaji_cannot_type_are_counted(tmp_path):
     assert live_items(path, 10)[0][1].context == "明日は"
 
 
+@pytest.mark.dbus
+@pytest.mark.dictionary
+@pytest.mark.model
 def test_live_typing_measures_every_key_with_and_without_the_model(tmp_path, model_path):
     if shutil.which("dbus-daemon") is None:
         pytest.skip("dbus-daemon is not installed (Debian package dbus)")

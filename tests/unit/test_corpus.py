@@ -92,6 +92,7 @@ def test_the_weight_fit_refuses_the_held_out_set(tmp_path):
 SHARED_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"  # CI lays ../shared beside the repo
 
 
+@pytest.mark.dictionary
 @pytest.mark.skipif(not (SHARED_CORPUS / "text").is_dir(), reason="needs ../shared/corpus")
 def test_the_shipped_language_model_was_built_without_the_held_out_documents():
     from daemon.lm import PACKAGED_LM, CharNgramLM

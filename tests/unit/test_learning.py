@@ -281,6 +281,7 @@ def expected_file(versions: int) -> bytes:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_killed_writer_leaves_an_old_or_new_file_never_a_torn_one_and_loses_no_choice(tmp_path):
     rng = random.Random(20261129)
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}

@@ -166,6 +166,7 @@ def test_a_feature_that_nearly_separates_the_answers_keeps_a_finite_weight():
     assert top1_correct(x, mask, gold, weights).mean() >= (favourite == np.argmax(gold, axis=1)).mean()
 
 
+@pytest.mark.dictionary
 def test_converter_rescores_with_the_language_model(lm, monkeypatch):
     dictionary = system_dictionary()
     reading = "かいとう"
@@ -237,6 +238,7 @@ def test_the_model_weighs_in_only_on_phrases_with_left_context():
     assert WEIGHTS_WITH_MODEL.model > 0 and all(w.model == 0 for w in WEIGHTS_WITHOUT_MODEL.values())
 
 
+@pytest.mark.dictionary
 def test_the_list_keeps_n_of_the_rescored_candidates_besides_the_dictionarys_first_n():
     from daemon.converter import RESCORED_TOP
 
@@ -250,6 +252,7 @@ def test_the_list_keeps_n_of_the_rescored_candidates_besides_the_dictionarys_fir
     assert len(converter.rescoring_pool(reading)) <= RESCORED_TOP
 
 
+@pytest.mark.dictionary
 def test_unlikely_candidates_come_after_the_kana_forms(monkeypatch):
     from daemon.lm.rescoring import UNLIKELY_SCORE_GAP
 
@@ -277,6 +280,7 @@ def test_the_cut_keeps_the_rescored_order():
     assert likely_and_unlikely([], Weights(cost=-1.0)) == ([], [])
 
 
+@pytest.mark.dictionary
 def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():
     from daemon.converter import LATTICE_MIN_READING_CHARS, RESCORED_TOP
 

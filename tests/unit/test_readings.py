@@ -20,6 +20,7 @@ from daemon.reconversion import MAX_RECONVERTED_CHARS, ReconversionTarget, recon
     ("「日本語」、入力。", "「にほんご」、にゅうりょく。"),
     ("", ""),
 ])
+@pytest.mark.dictionary
 def test_reading_of_written_text(text, reading):
     assert system_reader().reading_of(text) == reading
 

@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from tests.conftest import REPO
 
 
@@ -20,6 +22,9 @@ def test_ci_runs_the_readme_test_command():
     assert readme_commands()[1] in ci
 
 
+@pytest.mark.dbus
+@pytest.mark.dictionary
+@pytest.mark.model
 def test_the_main_job_converts_through_the_daemon(tmp_path):
     import os
     import shutil

@@ -261,6 +261,7 @@ async def call_bus(bus: MessageBus, member: str, signature: str = "", body: list
     return reply.body
 
 
+@pytest.mark.dbus
 async def test_the_bus_activates_the_installed_daemon(xdg, daemon_script, private_session_bus):
     install.main(["install", "--daemon", str(daemon_script)])
     bus = await MessageBus(bus_address=private_session_bus).connect()

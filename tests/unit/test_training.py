@@ -113,6 +113,7 @@ def tiny_export(tmp_path_factory):
     return model, vocab, path
 
 
+@pytest.mark.torch
 def test_exported_gguf_logits_match_pytorch(tiny_export):
     from daemon.engine.engine import prompt_tokens
     from daemon.engine.native import Context, Model
@@ -159,6 +160,7 @@ def run_args(corpus: Path, out: Path, steps: int, *extra: str) -> list[str]:
             "--batch-size", "8", "--log-every", "1", "--checkpoint-every", "2", "--threads", "2", *extra]
 
 
+@pytest.mark.torch
 def test_pipeline_trains_exports_and_the_engine_converts(tiny_corpus, tmp_path):
     from daemon.engine import Engine, ModelState
 
@@ -178,6 +180,7 @@ def test_pipeline_trains_exports_and_the_engine_converts(tiny_corpus, tmp_path):
         engine.close()
 
 
+@pytest.mark.torch
 def test_resumed_run_repeats_an_uninterrupted_one(tiny_corpus, tmp_path):
     corpus, _ = tiny_corpus
     straight = train(run_args(corpus, tmp_path / "straight", 4, "--dev-items", "0", "--dtype", "f16"))
@@ -187,6 +190,7 @@ def test_resumed_run_repeats_an_uninterrupted_one(tiny_corpus, tmp_path):
     assert [round(x["loss"], 5) for x in resumed["losses"]] == [round(x["loss"], 5) for x in straight["losses"]]
 
 
+@pytest.mark.torch
 def test_init_from_continues_an_earlier_model_on_new_data_with_its_vocabulary(tiny_corpus, tmp_path):
     corpus, _ = tiny_corpus
     first = tmp_path / "first"

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch", reason="training needs torch (pip install -e .[train])")
 
 from training.data import Pair, corpus_pairs  # noqa: E402
