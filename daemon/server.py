@@ -1,13 +1,15 @@
 """`tsuzuri-daemon`: the D-Bus service (dbus-fast, asyncio).
 
 Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interface org.tsuzuri.Tsuzuri1:
-  CreateSession() -> o               a session object owned by the caller, reaped when it disconnects
+  CreateSession() -> o               a session object owned by the caller, reaped when it disconnects; for
+                                     callers running as the daemon's user only (a session learns from and
+                                     shows the user's words and history)
   Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation), without
                                      the user's learning history and user dictionary
   GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason;
                                      also the read-only property Status
   ReloadConfig() -> as               problems found; bad values keep their old setting, the rest applies
-                                     at once (another model loads in the background)
+                                     at once (another model loads in the background); the daemon's user only
   signal StatusChanged(s state, s model, s reason)
 The user's own words and learning history, for callers running as the daemon's user only; a change is seen by
 the next conversion and saved at once:
@@ -157,6 +159,7 @@ class TsuzuriService:
     async def _create_session(self, msg: Message):
         try:
             self.sessions.check_room()  # before asking the bus anything
+            await self._require_same_user(msg.sender)
             pid = await self._process_of(msg.sender)
             path = self.sessions.create(msg.sender, pid, lambda: InputSession(self.converter, self.settings))
         except SessionLimitReached as error:
@@ -195,6 +198,7 @@ class TsuzuriService:
         return [[status.state.value, status.model, status.reason]]
 
     async def _reload_config(self, msg: Message):
+        await self._require_same_user(msg.sender)
         return [self.reload_config()]
 
     # -- the user's words and learning history -------------------------------------------------------
@@ -259,8 +263,9 @@ class TsuzuriService:
         return store
 
     async def _require_same_user(self, sender: str) -> None:
-        """Only the user the daemon runs as may read or change their words and history. The session bus is
-        theirs already; this holds where another user can reach it (a shared or proxied bus)."""
+        """Only the user the daemon runs as may type through it (a session shows and learns their words), change
+        its configuration, or read or change their words and history. The session bus is theirs already; this
+        holds where another user can reach it (a shared or proxied bus)."""
         reply = await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
                                             interface="org.freedesktop.DBus", member="GetConnectionUnixUser",
                                             signature="s", body=[sender]))
@@ -446,8 +451,9 @@ INTROSPECTION = introspection_xml((ROOT, SESSION, INTROSPECTABLE))
 
 def check_same_user(caller_uid: int, daemon_uid: int) -> None:
     if caller_uid != daemon_uid:
-        raise CallError(ERROR_ACCESS_DENIED, "only the user the daemon runs as may read or change its user "
-                                             "dictionary and learning history")
+        raise CallError(ERROR_ACCESS_DENIED, "only the user the daemon runs as may open sessions, reload its "
+                                             "configuration, or read or change its user dictionary and "
+                                             "learning history")
 
 
 def apply_message(session: InputSession, message, latest_key: Callable[[], bool] = lambda: True):

@@ -161,8 +161,10 @@ def test_another_user_is_refused(bus_address, home):
                               user=nobody, capture_output=True, text=True, timeout=30)
 
     assert call_as_nobody("GetStatus").returncode == 0  # the bus lets them in: only the user's data is refused
+    assert call_as_nobody("Convert", "string:きょう", "string:", "uint32:1").returncode == 0  # no personal data
     for method, args in [("ListUserWords", []), ("ListLearned", ["string:"]), ("ClearLearned", []),
-                         ("AddUserWord", ["string:たにん", "string:他人", "string:名詞", "string:"])]:
+                         ("AddUserWord", ["string:たにん", "string:他人", "string:名詞", "string:"]),
+                         ("CreateSession", []), ("ReloadConfig", [])]:
         refused = call_as_nobody(method, *args)
         assert refused.returncode != 0 and "only the user the daemon runs as" in refused.stderr, (method, refused)
     assert not [word for word in user_words(bus_address) if word["surface"] == "他人"]
