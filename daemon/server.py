@@ -413,10 +413,14 @@ class TsuzuriService:
         self._loop.call_soon_threadsafe(emit)
 
     def shutdown(self) -> None:
-        for path in self.sessions.names():
-            self.close_session(path)
+        """Queued conversions are dropped (the daemon is stopping: nobody waits for their answers), the running
+        ones finish, then the sessions close here, every worker being idle."""
         self._in_advance.shutdown(wait=True, cancel_futures=True)
-        self._executor.shutdown(wait=True)
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        for path in self.sessions.names():
+            entry = self.sessions.remove(path)
+            if entry is not None:
+                entry.session.close()
 
 
 ROOT = Interface(BUS_NAME, (

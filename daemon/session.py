@@ -23,7 +23,7 @@ from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, Roma
 from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import Action, InputSettings, KeyBindings
 from daemon.converter import (MAX_READING_CHARS, CandidateSource, Conversion, ConversionCandidate, Effort,
-                              PersonalData, unique_texts)
+                              PersonalData, ReadingTooLong, clean_reading, unique_texts)
 from daemon.dictionary import TextReader
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
@@ -174,10 +174,10 @@ class InputSession:
         if Action.INPUT_OFF in actions and self.phase is Phase.EMPTY:
             return True, self._toggle_input(), None
         if Action.RECONVERT in actions and self.phase is Phase.EMPTY:
-            target = self._reconversion_target()
-            if target is not None:
-                self._start_reconversion(target)
-                return True, "", target.deletion
+            found = self._reconversion_target()
+            if found is not None:
+                self._start_reconversion(*found)
+                return True, "", found[0].deletion
         handler = {Phase.EMPTY: self._key_empty, Phase.COMPOSING: self._key_composing,
                    Phase.CONVERTING: self._key_converting, Phase.PREDICTING: self._key_predicting}[self.phase]
         consumed, commit = handler(key, actions[0] if actions else None)
@@ -368,18 +368,26 @@ class InputSession:
         self.window_open = False
         self.phase = Phase.CONVERTING
 
-    def _reconversion_target(self) -> ReconversionTarget | None:
-        """What the reconversion key converts again, if the field says and its reading can be found. Until the
-        daemon's warm-up has built the reading index, nothing: the key must not wait seconds for it (the
-        frontend would give up on the answer that deletes the text)."""
+    def _reconversion_target(self) -> tuple[ReconversionTarget, str] | None:
+        """What the reconversion key converts again and its reading, if the field says and the reading can be
+        found and converted. Until the daemon's warm-up has built the reading index, nothing: the key must not
+        wait seconds for it (the frontend would give up on the answer that deletes the text). Nothing either for
+        text whose reading is too long to convert (ﷺ is 18 characters after NFKC): the text stays."""
         if (self.surrounding is None or self.reader is None or not self.reader.loaded
                 or self.purpose.is_secret):
             return None
-        return reconversion_target(self.surrounding.text, self.surrounding.cursor, self.surrounding.anchor)
-
-    def _start_reconversion(self, target: ReconversionTarget) -> None:
-        """Convert `target` again, from its reading; the Output starting it deletes it from the field."""
+        target = reconversion_target(self.surrounding.text, self.surrounding.cursor, self.surrounding.anchor)
+        if target is None:
+            return None
         reading = self.reader.reading_of(target.text)
+        try:
+            clean_reading(reading)
+        except ReadingTooLong:
+            return None
+        return target, reading
+
+    def _start_reconversion(self, target: ReconversionTarget, reading: str) -> None:
+        """Convert `target` again from `reading`; the Output starting it deletes it from the field."""
         # The reading is text, not keys: composed in direct mode it stays as it is (letters are not romaji).
         mode = self.composer.mode
         self.composer = self._new_composer().set_mode(InputMode.DIRECT).insert(reading).set_mode(mode)

@@ -216,3 +216,23 @@ def test_the_allocator_is_tuned_for_a_long_running_daemon():
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("not glibc")
     assert tune_allocator()
+
+
+async def test_stopping_drops_queued_conversions_instead_of_running_them(tmp_path):
+    """SIGTERM with 32 long Convert calls queued (about 1 s each, two at a time): the running ones finish, the
+    queued ones are dropped, so the daemon stops in about 3 s, not the ~15 s running them all took."""
+    kana = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん"
+    with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL) as daemon:
+        bus = await connect(address)
+        calls = [asyncio.ensure_future(bus.call(Message(
+            destination=BUS_NAME, path="/org/tsuzuri/Tsuzuri1", interface=BUS_NAME, member="Convert",
+            signature="ssu", body=["".join(kana[(i * 7 + k * 13) % len(kana)] for k in range(1000)), "", 100])))
+            for i in range(32)]
+        await call(bus, "GetStatus")  # answered after every Convert above was handed to the workers
+        stopping = time.monotonic()
+        daemon.terminate()
+        daemon.wait(30)
+        assert daemon.returncode == 0 and time.monotonic() - stopping < 8
+        for pending in calls:
+            pending.cancel()
+        bus.disconnect()

@@ -345,6 +345,15 @@ def test_reconversion_needs_text_to_reconvert(session):
     assert not press(session, "Henkan").consumed
 
 
+def test_text_whose_reading_is_too_long_to_convert_is_not_reconverted(session):
+    text = "漢" + "\ufdfa" * 200  # ﷺ is 18 characters after NFKC: the reading passes MAX_READING_CHARS
+    session.set_surrounding_text(SurroundingText(text, 0, len(text)))
+    out = press(session, "Henkan")
+    assert not out.consumed and out.delete_surrounding is None and session.phase is Phase.EMPTY
+    type_text(session, "kanji")  # the session goes on
+    assert session.phase is Phase.COMPOSING
+
+
 def test_henkan_still_converts_while_composing(session):
     session.set_surrounding_text(SurroundingText("天気", 2, 2))
     type_text(session, "kanji")
