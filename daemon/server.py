@@ -5,7 +5,8 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
                                      callers running as the daemon's user only (a session learns from and
                                      shows the user's words and history)
   Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation), without
-                                     the user's learning history and user dictionary
+                                     the user's learning history and user dictionary; on a worker of its own,
+                                     one call of a connection at a time, dropped when the caller goes away
   GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason;
                                      also the read-only property Status
   ReloadConfig() -> as               problems found; bad values keep their old setting, the rest applies
@@ -44,6 +45,7 @@ import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -94,6 +96,14 @@ class CallError(Exception):
         self.name = name
 
 
+@dataclass
+class CallerLane:
+    """One connection's stateless Convert calls: one at a time, and every one cancelled when it goes away."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    calls: set[asyncio.Task] = field(default_factory=set)
+
+
 class TsuzuriService:
     def __init__(self, bus: MessageBus, converter: Converter, settings: SessionSettings,
                  config: ConfigStore | None = None, workers: int = 2, pinned_model: str | None = None):
@@ -104,6 +114,10 @@ class TsuzuriService:
         self.pinned_model = pinned_model  # named on the command line: the configuration does not change it
         self.sessions = SessionRegistry(SESSION_PREFIX)  # keyed by object path
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsuzuri-convert")
+        # Stateless Convert calls (any program on the bus may make them) have a lane of their own, one call of
+        # a connection at a time: no caller's keys wait behind them, and one caller cannot fill the lane.
+        self._stateless = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsuzuri-stateless")
+        self._lanes: dict[str, CallerLane] = {}
         # Conversions in advance run on a thread of their own: keys never queue behind them.
         self._in_advance = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsuzuri-in-advance")
         self._loop = asyncio.get_running_loop()
@@ -185,12 +199,21 @@ class TsuzuriService:
         if not 1 <= n <= MAX_CONVERT_N:
             raise CallError(ERROR_INVALID_ARGS, f"n must be 1..{MAX_CONVERT_N}")
         # Any program on the bus may call this: it must not reveal what the user has learned or added.
+        lane = self._lanes.setdefault(msg.sender, CallerLane())
+        call_task = asyncio.current_task()
+        assert call_task is not None
+        lane.calls.add(call_task)
         try:
-            found = await self._loop.run_in_executor(
-                self._executor, lambda: self.converter.candidates(reading, context[-200:], n,
-                                                                  personal=PersonalData.NONE))
+            async with lane.lock:
+                found = await self._loop.run_in_executor(
+                    self._stateless, lambda: self.converter.candidates(reading, context[-200:], n,
+                                                                       personal=PersonalData.NONE))
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None
+        finally:
+            lane.calls.discard(call_task)
+            if not lane.calls and self._lanes.get(msg.sender) is lane:
+                del self._lanes[msg.sender]
         return [[[c.text, c.source.value, c.annotation] for c in found[:n]]]
 
     async def _get_status(self, msg: Message):
@@ -389,8 +412,13 @@ class TsuzuriService:
             self._dispose(entry)
 
     def drop_owner(self, owner: str) -> None:
+        """A connection went away: its sessions close, and its Convert calls are cancelled (one waiting for the
+        lane or the worker never runs; one running finishes unanswered)."""
         for entry in self.sessions.drop_owner(owner):
             self._dispose(entry)
+        lane = self._lanes.pop(owner, None)
+        for call_task in lane.calls if lane is not None else ():
+            call_task.cancel()
 
     def _dispose(self, entry: SessionEntry) -> None:
         """A session taken out of the registry: its conversion in advance stops and it closes on a worker."""
@@ -416,6 +444,7 @@ class TsuzuriService:
         """Queued conversions are dropped (the daemon is stopping: nobody waits for their answers), the running
         ones finish, then the sessions close here, every worker being idle."""
         self._in_advance.shutdown(wait=True, cancel_futures=True)
+        self._stateless.shutdown(wait=True, cancel_futures=True)
         self._executor.shutdown(wait=True, cancel_futures=True)
         for path in self.sessions.names():
             entry = self.sessions.remove(path)

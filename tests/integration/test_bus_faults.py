@@ -236,3 +236,51 @@ async def test_stopping_drops_queued_conversions_instead_of_running_them(tmp_pat
         for pending in calls:
             pending.cancel()
         bus.disconnect()
+
+
+def long_readings(count: int) -> list[str]:
+    kana = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん"
+    return ["".join(kana[(i * 7 + k * 13) % len(kana)] for k in range(1000)) for i in range(count)]
+
+
+def convert_call(bus, reading: str, n: int = 100):
+    return asyncio.ensure_future(bus.call(Message(destination=BUS_NAME, path="/org/tsuzuri/Tsuzuri1", interface=BUS_NAME,
+                                                  member="Convert", signature="ssu", body=[reading, "", n])))
+
+
+async def test_another_callers_long_conversions_do_not_hold_up_typing(tmp_path):
+    """Two connections each keep 8 Convert calls of 1,000 kana in flight (~1 s each): keys of a third client's
+    session answer at once (they queued behind all 16 before: 13-16 s), and its own short Convert waits for at
+    most one of theirs per connection."""
+    with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL):
+        hogs = [await connect(address) for _ in range(2)]
+        flood = [convert_call(hog, reading) for hog in hogs for reading in long_readings(8)]
+        bus = await connect(address)
+        await call(bus, "GetStatus")  # the flood is in the daemon's hands
+        session = await ClientSession.create(bus)
+        started = time.monotonic()
+        for key in "kyou":
+            out = await session.key(key)
+        assert out.preedit.text == "きょう" and time.monotonic() - started < 2
+        started = time.monotonic()
+        (candidates,) = await call(bus, "Convert", "ssu", ["きょう", "", 1])
+        assert candidates[0][0] and time.monotonic() - started < 6
+        for pending in flood:
+            pending.cancel()
+        for connection in [*hogs, bus]:
+            connection.disconnect()
+
+
+async def test_the_calls_of_a_caller_that_went_away_are_dropped(tmp_path):
+    with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL):
+        hog = await connect(address)
+        flood = [convert_call(hog, reading) for reading in long_readings(12)]
+        await call(hog, "GetStatus")
+        hog.disconnect()  # 11 calls still wait: they must never run (~11 s of work)
+        for pending in flood:
+            pending.cancel()
+        bus = await connect(address)
+        started = time.monotonic()
+        (candidates,) = await call(bus, "Convert", "ssu", ["きょう", "", 1])
+        assert candidates[0][0] and time.monotonic() - started < 4
+        bus.disconnect()
