@@ -3,12 +3,19 @@
 The names are the Japanese CLDR short names shipped by the `emoji` package (":ネコの顔:",
 ":旗_日本:"); pykakasi supplies hiragana readings for their kanji. Building the index costs
 about a second, so it happens on first use, or earlier in a background thread through
-`emoji_index()`.
+`emoji_index()`; and it happens in a child process, because pykakasi keeps its kanji table (96 MB of
+Python objects, 1.4 M of them) for the life of the process that loads it, for an index of under 1 MB.
 """
 
+import json
+import logging
+import os
+import subprocess
+import sys
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 
 from daemon.kana import to_hiragana
 from daemon.rewriters.base import Rewrite
@@ -39,6 +46,8 @@ _READINGS_MISSING_FROM_NAMES = {  # tuples: one emoji can be several code points
 
 _index: dict[str, tuple[str, ...]] | None = None
 _index_lock = threading.Lock()
+_BUILD_SECONDS = 120
+log = logging.getLogger(__name__)
 
 
 def emoji_rewrites(reading: str, limit: int = DEFAULT_LIMIT) -> list[Rewrite]:
@@ -50,8 +59,24 @@ def emoji_index() -> dict[str, tuple[str, ...]]:
     global _index
     with _index_lock:
         if _index is None:
-            _index = _build_index()
+            _index = _index_from_a_child_process()
         return _index
+
+
+def _index_from_a_child_process() -> dict[str, tuple[str, ...]]:
+    """_build_index run by `python -m daemon.rewriters.emoji_index`; empty (no emoji candidates, logged) if
+    that fails."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    try:
+        built = subprocess.run([sys.executable, "-m", __name__], capture_output=True, check=True, env=env,
+                               timeout=_BUILD_SECONDS)
+        return {key: tuple(chars) for key, chars in json.loads(built.stdout).items()}
+    except (OSError, subprocess.SubprocessError, ValueError) as error:
+        stderr = getattr(error, "stderr", b"") or b""
+        log.warning("no emoji candidates: their index did not build (%s) %s", error,
+                    stderr.decode(errors="replace")[-500:])
+        return {}
 
 
 def _build_index() -> dict[str, tuple[str, ...]]:
@@ -114,3 +139,7 @@ def _is_content_word(original: str) -> bool:
 
 def _is_reading(key: str) -> bool:
     return all("\u3041" <= c <= "\u3096" or c == "ー" for c in key)
+
+
+if __name__ == "__main__":
+    json.dump(_build_index(), sys.stdout)

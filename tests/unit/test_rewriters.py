@@ -287,6 +287,18 @@ def test_emoji_skips_skin_tone_and_unqualified_variants():
     assert found == ["👍"]
 
 
+def test_the_emoji_index_is_built_in_a_child_and_pykakasi_stays_out_of_the_daemon():
+    from tests.conftest import run_isolated
+
+    ran = run_isolated("""
+        import sys
+        from daemon.rewriters import emoji_index
+        assert emoji_index()["ねこ"][0] == "🐈"
+        assert "pykakasi" not in sys.modules and "emoji" not in sys.modules
+    """)
+    assert ran.returncode == 0, ran.stderr
+
+
 # --- all together ------------------------------------------------------------------------
 
 
