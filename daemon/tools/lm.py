@@ -45,7 +45,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from daemon.lm.fit import fit_command
+    from daemon.tools.lm_fit import fit_command
     return fit_command(args)
 
 

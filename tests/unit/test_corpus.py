@@ -81,7 +81,7 @@ def test_training_pairs_come_from_learnable_lines_only(tmp_path, monkeypatch):
 
 
 def test_the_weight_fit_refuses_the_held_out_set(tmp_path):
-    from daemon.lm.fit import collect_items
+    from daemon.tools.lm_fit import collect_items
 
     (tmp_path / "phrases.jsonl").write_text("", encoding="utf-8")
     (tmp_path / HELD_OUT_MANIFEST).write_text("{}", encoding="utf-8")

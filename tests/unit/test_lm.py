@@ -15,7 +15,7 @@ from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, 
                        ReadingLength, Weights, build, floored_model_scores, likely_and_unlikely, load_language_model,
                        model_can_change_the_choice, rescored_order, weights_for)
 from daemon.tools.corpus import capped
-from daemon.lm.fit import fit_logit, top1_correct
+from daemon.tools.lm_fit import fit_logit, top1_correct
 from daemon.lm.ngram import BOS, SortedKeys
 
 CORPUS = (["今日はいい天気です。", "今日は雨です。", "明日はいい天気でしょう。", "天気がいい。", "いい天気ですね"] * 3

@@ -66,7 +66,7 @@ def test_unknown_name_is_an_error():
 def test_download_offline_gives_one_clear_line(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
            "XDG_DATA_HOME": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-m", "daemon.engine.download", "download", "jinen-v2-small"],
+    result = subprocess.run([sys.executable, "-m", "daemon.tools.model", "download", "jinen-v2-small"],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
@@ -74,13 +74,13 @@ def test_download_offline_gives_one_clear_line(tmp_path):
 
 
 def test_check_verifies_a_local_file(model_path):
-    from daemon.engine.download import main, sha256_of
+    from daemon.tools.model import main, sha256_of
     assert main(["check", str(model_path)]) == 0
     assert len(sha256_of(model_path)) == 64
 
 
 def test_the_embedded_default_model_is_shipped_intact():
-    from daemon.engine.download import sha256_of
+    from daemon.tools.model import sha256_of
     path, entry = resolve_model("default")
     assert entry.source == "embedded" and path.is_file()
     assert path.stat().st_size <= 30 * 1024 * 1024
