@@ -172,12 +172,16 @@ class TsuzuriService:
 
     async def _create_session(self, msg: Message):
         try:
-            self.sessions.check_room()  # before asking the bus anything
             await self._require_same_user(msg.sender)
             pid = await self._process_of(msg.sender)
-            path = self.sessions.create(msg.sender, pid, lambda: InputSession(self.converter, self.settings))
+            path, evicted = self.sessions.create(msg.sender, pid,
+                                                 lambda: InputSession(self.converter, self.settings))
         except SessionLimitReached as error:
             raise CallError(ERROR_LIMITS, str(error)) from None
+        if evicted is not None:
+            log.warning("%d sessions open: closed the least recently used one of process %d for a new one",
+                        self.sessions.max_sessions, evicted.owner_pid)
+            self._dispose(evicted)
         return [path]
 
     async def _process_of(self, sender: str) -> int:

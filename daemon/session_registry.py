@@ -3,7 +3,9 @@
 Knows nothing of D-Bus. The D-Bus adapter (daemon/server.py) names sessions by object path, tells the
 registry which client (its unique bus name) and which process asked, and turns the exceptions below into
 D-Bus errors. A session belongs to the client that created it; when that client goes away, `drop_owner`
-hands back its sessions for the adapter to close.
+hands back its sessions for the adapter to close. When every place is taken, a new session takes the place of
+the least recently used session of the process that holds the most: a few processes filling the registry
+lose their own idle sessions, not a frontend's.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class SessionRegistryError(Exception):
 
 
 class SessionLimitReached(SessionRegistryError):
-    """Creating another session would pass MAX_SESSIONS, or MAX_SESSIONS_PER_PROCESS for its process."""
+    """Creating another session would pass MAX_SESSIONS_PER_PROCESS for its process."""
 
 
 class UnknownSession(SessionRegistryError):
@@ -45,6 +47,7 @@ class SessionEntry:
     generation: int = 0  # bumped by every message: a conversion in advance started before it is stale
     keys: int = 0  # key events received: a key with a newer one waiting is answered without live conversion
     in_advance_task: asyncio.Task | None = None
+    last_used: int = 0  # the registry's count of creations and lookups when it was last created or looked up
 
 
 class SessionRegistry:
@@ -58,6 +61,7 @@ class SessionRegistry:
         self.max_per_process = max_per_process
         self._entries: dict[str, SessionEntry] = {}
         self._ids = itertools.count(1)
+        self._uses = itertools.count(1)
         self._pids: dict[str, int] = {}  # client → process id, for clients with sessions
 
     def __len__(self) -> int:
@@ -70,23 +74,32 @@ class SessionRegistry:
     def entries(self) -> Iterator[SessionEntry]:
         return iter(self._entries.values())
 
-    def check_room(self) -> None:
-        """Raises SessionLimitReached when no session may be created, whichever process asks."""
-        if len(self._entries) >= self.max_sessions:
-            raise SessionLimitReached(f"too many sessions ({self.max_sessions})")
-
     def sessions_of_process(self, pid: int) -> int:
         return sum(entry.owner_pid == pid for entry in self._entries.values())
 
-    def create(self, owner: str, pid: int, make_session: Callable[[], InputSession]) -> str:
-        """A new session for `owner` (running as process `pid`), made by `make_session` once the limits
-        allow it; returns its name."""
-        self.check_room()
+    def create(self, owner: str, pid: int, make_session: Callable[[], InputSession]) -> tuple[str, SessionEntry | None]:
+        """A new session for `owner` (running as process `pid`), made by `make_session` once the per-process
+        limit allows it: its name, and the session taken out to make room (closing it is the caller's), if the
+        registry was full."""
         if self.sessions_of_process(pid) >= self.max_per_process:
             raise SessionLimitReached(f"too many sessions for one process ({self.max_per_process})")
+        evicted = self._make_room()
         name = f"{self.prefix}{next(self._ids)}"
-        self._entries[name] = SessionEntry(owner, pid, make_session())
-        return name
+        self._entries[name] = SessionEntry(owner, pid, make_session(), last_used=next(self._uses))
+        return name, evicted
+
+    def _make_room(self) -> SessionEntry | None:
+        """Below max_sessions, nothing; else takes out the least recently used session of the process that
+        holds the most sessions."""
+        if len(self._entries) < self.max_sessions:
+            return None
+        held: dict[int, int] = {}
+        for entry in self._entries.values():
+            held[entry.owner_pid] = held.get(entry.owner_pid, 0) + 1
+        most = max(held.values())
+        name = min((name for name, entry in self._entries.items() if held[entry.owner_pid] == most),
+                   key=lambda name: self._entries[name].last_used)
+        return self._entries.pop(name)
 
     def lookup(self, name: str, caller: str) -> SessionEntry:
         """The session `name`, for its owner `caller`; UnknownSession or NotSessionOwner otherwise."""
@@ -95,6 +108,7 @@ class SessionRegistry:
             raise UnknownSession(name)
         if entry.owner != caller:
             raise NotSessionOwner("this session belongs to another client")
+        entry.last_used = next(self._uses)
         return entry
 
     def remove(self, name: str) -> SessionEntry | None:
