@@ -4,6 +4,14 @@
 event that only composes (no conversion) next to an empty call, and the daemon's RSS with 1, 10 and 50
 sessions that each ran one model conversion.
 
+`tsuzuri-bench startup [--model M] --json` starts a private bus and the real daemon and reports, from the
+daemon's start: its first answer on the bus, a session's first key and first conversion (Space), and the model
+ready (StatusChanged); none of the first three may wait for the model.
+
+`tsuzuri-bench memory [--model M] [--typed T] [--conversions N] --json` reports the daemon's resident memory
+(RSS, anonymous, file-backed, peak) after warm-up, after a session typed T conversions (default 200), after N
+`Convert` calls (default 1,000), and after 10 s idle.
+
 `tsuzuri-bench soak --sessions N --seconds T --json` starts a private bus and the real daemon (default model),
 and N sessions on N connections type phrases at a person's pace (8 keys/s, Space, then Return) for T
 seconds: latency per call (p50/p99 of keys, Space and Return), errors, the daemon's RSS at the start and
@@ -511,6 +519,76 @@ def _with_daemon(model: str | None, measure, config: str = ""):
             bus.wait(10)
 
 
+def startup_benchmark(model: str | None) -> dict:
+    started = time.perf_counter()
+    return _with_daemon(model, lambda address, pid: asyncio.run(_startup(address, started)))
+
+
+async def _startup(address: str, started: float) -> dict:
+    from daemon.tools.client import ClientError, ClientSession, call, connect, wait_for_status
+
+    def since_start() -> float:
+        return round((time.perf_counter() - started) * 1000, 1)
+
+    bus = await connect(address)
+    while True:
+        try:
+            status = (await call(bus, "GetStatus"))[0]
+            break
+        except ClientError:
+            await asyncio.sleep(0.005)  # not on the bus yet
+    marks = {"first_answer_ms": since_start(), "model_state_then": status[0]}
+    session = await ClientSession.create(bus)
+    await session.key("k")
+    marks["first_key_ms"] = since_start()
+    for key in "youha":
+        await session.key(key)
+    await session.key("space")
+    marks["first_conversion_ms"] = since_start()
+    state, model, _ = await wait_for_status(bus, 120)
+    marks.update(model_ready_ms=since_start(), model=model, model_state=state)
+    bus.disconnect()
+    return marks
+
+
+MEMORY_TYPED = ("kyouhaiitenkidesune", "watashihagakuseidesu", "ashitahaamedeshou", "toukyoudeaimashou")
+MEMORY_CONVERTED = ("きょうはいいてんき", "あしたはあめ", "わたしはがくせい", "とうきょうでかいぎ")
+
+
+def memory_benchmark(model: str | None, typed: int, conversions: int) -> dict:
+    return _with_daemon(model, lambda address, pid: asyncio.run(_memory(address, pid, typed, conversions)))
+
+
+async def _memory(address: str, pid: int, typed: int, conversions: int) -> dict:
+    """The daemon's memory at each stage: RSS, anonymous and file-backed resident MiB, and the peak so far."""
+    from daemon.tools.client import ClientSession, call, connect, wait_for_status
+
+    def resident() -> dict:
+        return {field: round(_rss_mib(pid, field), 1) for field in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
+
+    bus = await connect(address)
+    await wait_for_status(bus, 120)
+    session = await ClientSession.create(bus)
+    await session.key("k")  # waits for the warm-up's first conversion
+    await asyncio.sleep(5)  # the rest of the warm-up (the reconversion index) runs in the background
+    stages = {"warm": resident()}
+    for index in range(typed):
+        for key in MEMORY_TYPED[index % len(MEMORY_TYPED)] + str(index % 10):
+            await session.key(key)
+        await session.key("space")
+        await session.key("Return")
+    stages[f"after_{typed}_typed"] = resident()
+    for index in range(conversions):
+        # Distinct readings, so that no cached ranking answers.
+        reading = MEMORY_CONVERTED[index % len(MEMORY_CONVERTED)] + "でした" * (index % 7) + "ね" * (index // 28 % 5)
+        await call(bus, "Convert", "ssu", [reading, "", 5])
+    stages[f"after_{conversions}_convert"] = resident()
+    await asyncio.sleep(10)
+    stages["idle_10s"] = resident()
+    bus.disconnect()
+    return {"typed": typed, "conversions": conversions, "stages_mib": stages}
+
+
 def soak_benchmark(sessions: int, seconds: float, model: str | None) -> dict:
     return _with_daemon(model, lambda address, pid: _soak(address, pid, sessions, seconds))
 
@@ -774,8 +852,22 @@ def main(argv: list[str] | None = None) -> int:
                       help="milliseconds from one key's send to the next (default 100)")
     live.add_argument("--model", default=None, help="model name or GGUF of the model-on run (default: the "
                                                     "configured one)")
+    startup = sub.add_parser("startup", help="from the daemon's start to its first answer, key, conversion "
+                                             "and model ready")
+    startup.add_argument("--json", action="store_true", help="print one JSON object (the default)")
+    startup.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
+    memory = sub.add_parser("memory", help="the daemon's resident memory after warm-up, typing, Convert calls "
+                                           "and idling")
+    memory.add_argument("--json", action="store_true", help="print one JSON object (the default)")
+    memory.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
+    memory.add_argument("--typed", type=int, default=200, help="conversions typed in a session (default 200)")
+    memory.add_argument("--conversions", type=int, default=1000, help="Convert calls (default 1,000)")
     args = parser.parse_args(argv)
-    if args.what == "live":
+    if args.what == "startup":
+        result = startup_benchmark(args.model)
+    elif args.what == "memory":
+        result = memory_benchmark(args.model, args.typed, args.conversions)
+    elif args.what == "live":
         result = live_benchmark(args.set, args.limit, args.key_interval, args.model)
     elif args.what == "soak":
         result = soak_benchmark(args.sessions, args.seconds, args.model)

@@ -68,3 +68,25 @@ def test_without_peers_py_mozc_is_null_with_the_reason(tmp_path, monkeypatch):
 
     monkeypatch.setattr(daemon.tools.bench, "PEERS", tmp_path / "peers.py")
     assert daemon.tools.bench._mozc_typing([], 0.1) == (None, f"{tmp_path / 'peers.py'} not found")
+
+
+@pytest.mark.dbus
+@pytest.mark.dictionary
+def test_startup_is_timed_from_the_daemons_start_to_each_first():
+    from daemon.tools.bench import startup_benchmark
+
+    marks = startup_benchmark("none")
+    assert marks["model_state"] == "failed" and marks["model"]
+    assert 0 < marks["first_answer_ms"] <= marks["first_key_ms"] <= marks["first_conversion_ms"] <= marks["model_ready_ms"]
+
+
+@pytest.mark.dbus
+@pytest.mark.dictionary
+def test_memory_is_reported_at_every_stage():
+    from daemon.tools.bench import memory_benchmark
+
+    result = memory_benchmark("none", typed=2, conversions=3)
+    stages = result["stages_mib"]
+    assert list(stages) == ["warm", "after_2_typed", "after_3_convert", "idle_10s"]
+    for stage in stages.values():
+        assert 0 < stage["RssAnon"] < stage["VmRSS"] <= stage["VmHWM"]
