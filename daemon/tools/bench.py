@@ -18,15 +18,16 @@ seconds: latency per call (p50/p99 of keys, Space and Return), errors, the daemo
 the end (and its anonymous part at every tenth of the run), then every client disconnects (the daemon must
 reap their sessions) and N new ones connect and type once more (the daemon must still serve).
 
-`tsuzuri-bench live [--set FILE] [--limit K] [--key-interval MS] --json` turns live conversion on and starts the
-real daemon twice on a private bus, with the default model and with none; one session types each item's reading
-(romaji, key by key, one key every MS milliseconds from the previous key's send, as a person types) and then
-Space. Per key: the time from sending the key to its answer, which carries its live conversion (and how many
-OutputChanged signals improved the live text after a pause, and how many of those improvements a later key
-put back: its live text began again with the text the improvement replaced); per item: the time from Space to the reply that
-shows the candidate window (with live conversion the first Space converts and the second opens the window, as
-in Mozc). The same keys go to Mozc through ../shared/tools/peers.py where it runs (its answer to a key holds
-its realtime conversion too): p50/p95/p99 of each, and the ratios model on / model off and model on / Mozc.
+`tsuzuri-bench live [--set FILE] [--limit K] [--key-interval MS] [--load N] --json` turns live conversion on
+and starts the real daemon twice on a private bus, with the default model and with none; one session types each
+item's reading (romaji, key by key, one key every MS milliseconds from the previous key's send, as a person
+types) and then Space; `--load N` keeps N CPU-bound processes running beside every run. Per key: the time from
+sending the key to its answer, which carries its live conversion (and how many OutputChanged signals improved
+the live text after a pause, and how many of those improvements a later key put back: its live text began again
+with the text the improvement replaced); per item: the time from Space to the reply that shows the candidate
+window (with live conversion the first Space converts and the second opens the window, as in Mozc). The same
+keys go to Mozc through ../shared/tools/peers.py where it runs (its answer to a key holds its realtime
+conversion too): p50/p95/p99 of each, and the ratios model on / model off and model on / Mozc.
 
 `tsuzuri-bench engine --json` builds random-weight models of three sizes (same architecture and
 vocabulary as our real models), and times a 21-kana conversion on 2 threads. Random weights never
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -792,7 +794,20 @@ def _ratios(over: dict, under: dict | None) -> dict | None:
     return ratios
 
 
-def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: str | None = None) -> dict:
+@contextlib.contextmanager
+def cpu_load(processes: int):
+    """`processes` CPU-bound processes running beside what is measured, as a user's browser or build would."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: str | None = None,
+                   load: int = 0) -> dict:
     items, skipped = live_items(set_path, limit)
     if not items:
         raise SystemExit(f"tsuzuri-bench: no item of {set_path} can be typed")
@@ -801,10 +816,12 @@ def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: st
     def typing(address: str, _pid: int) -> dict:
         return asyncio.run(_live_typing(address, items, interval_s))
 
-    model_on = _with_daemon(model, typing, config=LIVE_CONFIG)
-    model_off = _with_daemon("none", typing, config=LIVE_CONFIG)
-    mozc, mozc_reason = _mozc_typing(items, interval_s)
+    with cpu_load(load):
+        model_on = _with_daemon(model, typing, config=LIVE_CONFIG)
+        model_off = _with_daemon("none", typing, config=LIVE_CONFIG)
+        mozc, mozc_reason = _mozc_typing(items, interval_s)
     return {"set": str(set_path), "items": len(items), "skipped": skipped, "key_interval_ms": key_interval_ms,
+            "load": load,
             "model_on": model_on, "model_off": model_off,
             "mozc": mozc, "mozc_reason": mozc_reason or None,
             "ratios": {"model_on_over_model_off": _ratios(model_on, model_off),
@@ -852,6 +869,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="milliseconds from one key's send to the next (default 100)")
     live.add_argument("--model", default=None, help="model name or GGUF of the model-on run (default: the "
                                                     "configured one)")
+    live.add_argument("--load", type=int, default=0, metavar="N",
+                      help="N CPU-bound processes running beside every run (default 0: a quiet machine)")
     startup = sub.add_parser("startup", help="from the daemon's start to its first answer, key, conversion "
                                              "and model ready")
     startup.add_argument("--json", action="store_true", help="print one JSON object (the default)")
@@ -868,7 +887,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.what == "memory":
         result = memory_benchmark(args.model, args.typed, args.conversions)
     elif args.what == "live":
-        result = live_benchmark(args.set, args.limit, args.key_interval, args.model)
+        result = live_benchmark(args.set, args.limit, args.key_interval, args.model, args.load)
     elif args.what == "soak":
         result = soak_benchmark(args.sessions, args.seconds, args.model)
     elif args.what == "dbus":
