@@ -35,6 +35,8 @@ from ime_protocol import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDA
 log = logging.getLogger(__name__)
 
 LABELS = "123456789"
+# Shown while the composition is as long as it may be: the keys typed past it go nowhere, and the user must know.
+COMPOSITION_FULL_NOTICE = f"入力は {MAX_READING_CHARS} 文字までです。変換するか確定してください"
 
 def bindings_of(keys: KeyBindings) -> dict[Action, tuple[KeySpec, ...]]:
     """action → keys, from the configuration's key bindings (checked there)."""
@@ -583,6 +585,8 @@ class InputSession:
         if self.phase is Phase.COMPOSING:
             shown = self.live_text or self.composer.preedit()
             segments = [PreeditSegment(shown[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]
+            if len(self.composer.raw()) >= MAX_READING_CHARS:
+                aux = COMPOSITION_FULL_NOTICE
         elif self.phase in (Phase.CONVERTING, Phase.PREDICTING):
             if self.phase is Phase.PREDICTING:
                 segments = [PreeditSegment(self.composer.preedit()[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]

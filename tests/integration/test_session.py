@@ -8,7 +8,7 @@ from daemon.keys import KeySpec, key_from_event, keyval_of
 from daemon.composer import Brackets, Composer, Punctuation, Slash, SpaceWidth
 from daemon.config import Action, InputSettings, TablePath
 from daemon.server import apply_message
-from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
+from daemon.session import COMPOSITION_FULL_NOTICE, InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.session_keys import press, type_text
@@ -202,9 +202,12 @@ def test_focus_out_and_reset_commit_what_is_shown_and_discard_drops_it(session):
     assert out.commit == "" and out.preedit.text == "" and session.phase is Phase.EMPTY
 
 
-def test_composition_length_is_bounded(session):
-    out = type_text(session, "a" * 1005)
+def test_composition_length_is_bounded_and_the_user_is_told(session):
+    assert type_text(session, "a" * 999).aux == ""
+    out = type_text(session, "a" * 6)
     assert out.consumed and len(session.composer.raw()) == 1000
+    assert out.aux == COMPOSITION_FULL_NOTICE and "1000" in out.aux
+    assert press(session, "BackSpace").aux == ""  # below the limit again
 
 
 def test_live_conversion_answers_the_key_with_the_top_candidate(tmp_path):
