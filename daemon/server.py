@@ -7,7 +7,8 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
   Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation), without
                                      the user's learning history and user dictionary; on a worker of its own,
                                      one call of a connection at a time, dropped when the caller goes away
-  GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason;
+  GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason (the
+                                     model's, then why learned choices or words may not be kept, if so);
                                      also the read-only property Status
   ReloadConfig() -> as               problems found; bad values keep their old setting, the rest applies
                                      at once (another model loads in the background); the daemon's user only
@@ -221,7 +222,7 @@ class TsuzuriService:
         return [[[c.text, c.source.value, c.annotation] for c in found[:n]]]
 
     async def _get_status(self, msg: Message):
-        status = self.engine_status()
+        status = self.status()
         return [[status.state.value, status.model, status.reason]]
 
     async def _reload_config(self, msg: Message):
@@ -302,7 +303,7 @@ class TsuzuriService:
 
     def _properties(self, msg: Message) -> Message:
         """The read-only property Status (sss) = (state, model, reason), as GetStatus returns it."""
-        status = self.engine_status()
+        status = self.status()
         value = Variant("(sss)", [status.state.value, status.model, status.reason[:250]])
         if msg.member == "Get" and msg.signature == "ss" and msg.body == [BUS_NAME, "Status"]:
             return Message.new_method_return(msg, "v", [value])
@@ -314,6 +315,13 @@ class TsuzuriService:
     def engine_status(self) -> EngineStatus:
         engine = self.converter.engine
         return engine.status if engine is not None else EngineStatus(ModelState.NONE)
+
+    def status(self) -> EngineStatus:
+        """The model's status, its reason followed by why the user's choices or words may not be kept."""
+        status = self.engine_status()
+        problems = [store.keeping_problem for store in (self.converter.learning, self.converter.user_dictionary)
+                    if store is not None and store.keeping_problem]
+        return EngineStatus(status.state, status.model, "; ".join(filter(None, [status.reason, *problems])))
 
     def reload_config(self) -> list[str]:
         """Re-reads the configuration and applies all of it: the sessions' settings, the model's number of

@@ -188,6 +188,7 @@ class LineFileStore(Generic[Entry]):
         self.path = path
         self._report: LoadReport | None = None
         self._changed = False
+        self._write_error = ""  # why the last journal append or save failed; "" once one succeeds
 
     @property
     def journal_path(self) -> Path:
@@ -199,6 +200,14 @@ class LineFileStore(Generic[Entry]):
         self._ensure_loaded()
         assert self._report is not None
         return self._report
+
+    @property
+    def keeping_problem(self) -> str:
+        """Why changes made now may not be kept ("" when they are, or before the file is loaded): the file
+        could not be read, so changes stay in memory; or the last write failed."""
+        if self._report is not None and self._report.unreadable:
+            return f"{self.path.name} cannot be read ({self._report.unreadable}): changes are kept in memory only"
+        return self._write_error
 
     def check_writable(self) -> None:
         """Raise UnwritableStore if the file could not be read; call it before a change that must be saved."""
@@ -217,7 +226,13 @@ class LineFileStore(Generic[Entry]):
             damaged.chmod(0o600)
             self.load_report.skipped = []  # kept in the copy: later saves need not copy again
         lines = [self.HEADER, *self._lines_to_save()]
-        atomic_write_bytes(self.path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
+        try:
+            atomic_write_bytes(self.path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
+        except OSError as error:
+            self._write_error = (f"{self.path.name} cannot be written ({error.strerror or error}): changes are "
+                                 "kept in memory only until it can")
+            raise
+        self._write_error = ""
         with contextlib.suppress(FileNotFoundError):
             self.journal_path.unlink()  # everything it held is in the file now
         self._changed = False
@@ -261,8 +276,11 @@ class LineFileStore(Generic[Entry]):
                 os.write(descriptor, f"{line}\n".encode("utf-8"))
             finally:
                 os.close(descriptor)
-        except OSError:
-            pass  # the entry is in memory and the next save writes it; that save reports what is wrong
+        except OSError as error:  # the entry is in memory and the next save tries to write it
+            self._write_error = (f"{self.journal_path.name} cannot be written ({error.strerror or error}): "
+                                 "changes are kept in memory only until it can")
+        else:
+            self._write_error = ""
 
     def _mark_changed(self) -> None:
         self._changed = True

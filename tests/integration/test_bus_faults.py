@@ -111,6 +111,9 @@ async def test_an_unreadable_learning_file_is_reported_and_typing_goes_on(tmp_pa
             bus = await connect(address)
             session = await ClientSession.create(bus)
             assert await commit_third_candidate(session, "kanji")
+            (status,) = await call(bus, "GetStatus")  # the choice is not kept: the status says why
+            assert "learning.tsv cannot be read (IsADirectoryError" in status[2] and "in memory only" in status[2]
+            assert status[2].startswith("model file not found")  # after the model's own reason
             bus.disconnect()
             daemon.terminate()
             _, stderr = daemon.communicate(timeout=20)

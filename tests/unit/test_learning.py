@@ -350,3 +350,25 @@ def test_the_journal_is_private_and_folded_into_the_file_by_a_save(tmp_path):
     history.save()
     assert not journal.exists()
     assert LearningHistory(path, clock=lambda: 1e9).ranked("きょう") == ["今日"]
+
+
+def test_a_choice_that_cannot_be_written_says_why_until_a_write_succeeds(tmp_path, clock):
+    folder = tmp_path / "tsuzuri"
+    history = LearningHistory(folder / FILE_NAME, clock=clock)
+    history.record("はん", "版")
+    assert history.keeping_problem == ""
+    history.save()
+    (folder / FILE_NAME).unlink()
+    folder.rmdir()
+    folder.write_text("", encoding="utf-8")  # a file where the folder was: every write fails (root too)
+    history.record("かん", "缶")
+    assert history.ranked("かん") == ["缶"]  # kept in memory
+    assert "learning.tsv.journal cannot be written" in history.keeping_problem
+    with pytest.raises(OSError):
+        history.save()
+    assert "learning.tsv cannot be written" in history.keeping_problem
+    folder.unlink()
+    folder.mkdir()
+    history.record("てん", "点")  # the journal is written again
+    assert history.keeping_problem == ""
+    assert history.save() and history.keeping_problem == ""
