@@ -19,6 +19,9 @@ def to_hiragana(text: str) -> str:
     return text.translate(_TO_HIRAGANA)
 
 
+def is_hiragana(ch: str) -> bool:
+    return 0x3041 <= ord(ch) <= 0x309F
+
+
 def is_kana(ch: str) -> bool:
-    code = ord(ch)
-    return 0x3041 <= code <= 0x309F or 0x30A0 <= code <= 0x30FF
+    return is_hiragana(ch) or 0x30A0 <= ord(ch) <= 0x30FF

@@ -320,7 +320,7 @@ class TsuzuriService:
         """The model's status, its reason followed by why the user's choices or words may not be kept."""
         status = self.engine_status()
         problems = [store.keeping_problem for store in (self.converter.learning, self.converter.user_dictionary)
-                    if store is not None and store.keeping_problem]
+                    if store is not None]
         return EngineStatus(status.state, status.model, "; ".join(filter(None, [status.reason, *problems])))
 
     def reload_config(self) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -77,7 +78,8 @@ class SessionRegistry:
     def sessions_of_process(self, pid: int) -> int:
         return sum(entry.owner_pid == pid for entry in self._entries.values())
 
-    def create(self, owner: str, pid: int, make_session: Callable[[], InputSession]) -> tuple[str, SessionEntry | None]:
+    def create(self, owner: str, pid: int,
+               make_session: Callable[[], InputSession]) -> tuple[str, SessionEntry | None]:
         """A new session for `owner` (running as process `pid`), made by `make_session` once the per-process
         limit allows it: its name, and the session taken out to make room (closing it is the caller's), if the
         registry was full."""
@@ -93,9 +95,7 @@ class SessionRegistry:
         holds the most sessions."""
         if len(self._entries) < self.max_sessions:
             return None
-        held: dict[int, int] = {}
-        for entry in self._entries.values():
-            held[entry.owner_pid] = held.get(entry.owner_pid, 0) + 1
+        held = Counter(entry.owner_pid for entry in self._entries.values())
         most = max(held.values())
         name = min((name for name, entry in self._entries.items() if held[entry.owner_pid] == most),
                    key=lambda name: self._entries[name].last_used)

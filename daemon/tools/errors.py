@@ -18,11 +18,11 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from enum import Enum
-from typing import Iterable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
 from daemon.dictionary.readings import WrittenWord
 from daemon.dictionary.word_class import class_of_id
-from daemon.kana import is_kana, to_hiragana
+from daemon.kana import is_hiragana, is_kana, to_hiragana
 
 _SHARED_CHARS_GROWN = 8  # how far a stretch grows over shared characters to the words it belongs to
 
@@ -51,10 +51,6 @@ class _Stretch(Enum):
     SEGMENTATION = "segmentation"
 
 
-def _is_hiragana(ch: str) -> bool:
-    return 0x3041 <= ord(ch) <= 0x309F
-
-
 def _all_kana(text: str) -> bool:
     return all(is_kana(ch) for ch in text)
 
@@ -74,11 +70,15 @@ def _shared_after(top: str, i: int, reference: str, j: int) -> int:
     return count
 
 
-def _same_word(top: str, i1: int, i2: int, reference: str, j1: int, j2: int, lexicon: Lexicon) -> bool:
+# A string's most likely words by their start (parsed once per classification, however many stretches ask).
+WordsOf = Callable[[str], dict[int, WrittenWord]]
+
+
+def _same_word(top: str, i1: int, i2: int, reference: str, j1: int, j2: int, words_of: WordsOf) -> bool:
     """Whether the stretch top[i1:i2] / reference[j1:j2] is the same words spelled two ways: grown over the
     characters both share to the nearest word boundaries common to both strings' words, it starts with a word of
     one coarse class on both sides."""
-    top_words, reference_words = dict(lexicon.words_of(top)), dict(lexicon.words_of(reference))
+    top_words, reference_words = words_of(top), words_of(reference)
     top_ends = {start + word.length for start, word in top_words.items()}
     reference_ends = {start + word.length for start, word in reference_words.items()}
     before = next((k for k in range(_shared_before(top, i1, reference, j1) + 1)
@@ -91,23 +91,23 @@ def _same_word(top: str, i1: int, i2: int, reference: str, j1: int, j2: int, lex
     return class_of_id(ours.left_id) is class_of_id(theirs.left_id)
 
 
-def _stretch_kind(top: str, i1: int, i2: int, reference: str, j1: int, j2: int, lexicon: Lexicon) -> _Stretch:
+def _stretch_kind(top: str, i1: int, i2: int, reference: str, j1: int, j2: int, words_of: WordsOf) -> _Stretch:
     ours, theirs = top[i1:i2], reference[j1:j2]
     if ours and theirs and _all_kana(ours + theirs) and to_hiragana(ours) == to_hiragana(theirs):
         return _Stretch.VARIANT  # the same kana in the other script
     if _all_kana(ours) or _all_kana(theirs):
-        return (_Stretch.VARIANT if _same_word(top, i1, i2, reference, j1, j2, lexicon)
+        return (_Stretch.VARIANT if _same_word(top, i1, i2, reference, j1, j2, words_of)
                 else _Stretch.SEGMENTATION)
-    if not any(_is_hiragana(ch) for ch in ours + theirs):
+    if not any(is_hiragana(ch) for ch in ours + theirs):
         return _Stretch.KANJI
     return _Stretch.SEGMENTATION
 
 
 def _widened(text: str, start: int, end: int) -> str:
     """text[start:end] grown over its neighbouring characters that are not hiragana (the rest of the word)."""
-    while start > 0 and not _is_hiragana(text[start - 1]):
+    while start > 0 and not is_hiragana(text[start - 1]):
         start -= 1
-    while end < len(text) and not _is_hiragana(text[end]):
+    while end < len(text) and not is_hiragana(text[end]):
         end += 1
     return text[start:end]
 
@@ -116,7 +116,14 @@ def classify_error(top: str, reference: str, reference_in_pool: bool, lexicon: L
     """The class of a first candidate `top` that is not `reference`."""
     stretches = [(i1, i2, j1, j2) for opcode, i1, i2, j1, j2
                  in difflib.SequenceMatcher(None, top, reference, autojunk=False).get_opcodes() if opcode != "equal"]
-    kinds = [_stretch_kind(top, i1, i2, reference, j1, j2, lexicon) for i1, i2, j1, j2 in stretches]
+    parsed: dict[str, dict[int, WrittenWord]] = {}
+
+    def words_of(text: str) -> dict[int, WrittenWord]:
+        if text not in parsed:
+            parsed[text] = dict(lexicon.words_of(text))
+        return parsed[text]
+
+    kinds = [_stretch_kind(top, i1, i2, reference, j1, j2, words_of) for i1, i2, j1, j2 in stretches]
     if all(kind is _Stretch.VARIANT for kind in kinds):
         return ErrorClass.VARIANT
     if not reference_in_pool:

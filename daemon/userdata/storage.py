@@ -229,8 +229,7 @@ class LineFileStore(Generic[Entry]):
         try:
             atomic_write_bytes(self.path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
         except OSError as error:
-            self._write_error = (f"{self.path.name} cannot be written ({error.strerror or error}): changes are "
-                                 "kept in memory only until it can")
+            self._write_error = _not_written(self.path, error)
             raise
         self._write_error = ""
         with contextlib.suppress(FileNotFoundError):
@@ -277,8 +276,7 @@ class LineFileStore(Generic[Entry]):
             finally:
                 os.close(descriptor)
         except OSError as error:  # the entry is in memory and the next save tries to write it
-            self._write_error = (f"{self.journal_path.name} cannot be written ({error.strerror or error}): "
-                                 "changes are kept in memory only until it can")
+            self._write_error = _not_written(self.journal_path, error)
         else:
             self._write_error = ""
 
@@ -293,6 +291,10 @@ class LineFileStore(Generic[Entry]):
 
     def _lines_to_save(self) -> Iterable[str]:
         raise NotImplementedError
+
+
+def _not_written(path: Path, error: OSError) -> str:
+    return f"{path.name} cannot be written ({error.strerror or error}): changes are kept in memory only until it can"
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -325,7 +325,8 @@ class TsuzuriFactory(IBus.Factory):
         self._undelivered = UndeliveredCommits()
 
     def do_create_engine(self, engine_name: str) -> TsuzuriEngine:
-        return TsuzuriEngine(self._daemon_connection, self._undelivered, engine_name=engine_name, connection=self.get_connection(),
+        return TsuzuriEngine(self._daemon_connection, self._undelivered, engine_name=engine_name,
+                             connection=self.get_connection(),
                              object_path=f"/org/freedesktop/IBus/Engine/Tsuzuri/{next(self._engine_ids)}",
                              has_focus_id=True)
 
