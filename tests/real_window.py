@@ -130,6 +130,20 @@ class Window:
         if not holds(self.texts):
             self._next_event(lambda _event: holds(self.texts), timeout)
 
+    def switch_until_it_converts(self, switch, widget: str = "entry", tries: int = 20) -> str:
+        """Calls `switch()` and types `a` Return until the focused `widget` gets あ: the input method starts on
+        demand, and fcitx5's controller acts on the input context focused last, which can still be another
+        field's while this one's focus is on its way. Returns the widget's text from before."""
+        start = self.texts[widget]
+        for _ in range(tries):
+            switch()
+            before = self.texts[widget]
+            self.keys("a", "Return")
+            self.wait_until(lambda texts, before=before: texts[widget] != before)
+            if self.texts[widget].endswith("あ"):
+                return start
+        raise AssertionError(f"no あ after {tries} tries: {self.texts}")
+
     def xdotool(self, *args: str) -> str:
         done = subprocess.run(["xdotool", *args], env=self.env, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr

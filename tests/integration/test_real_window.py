@@ -56,18 +56,13 @@ class Desktop:
                                   capture_output=True, text=True)
             assert done.returncode == 0, done.stderr
 
-    def use_tsuzuri(self) -> None:
-        """Switches the focused field to Tsuzuri and waits until it converts (IBus starts it on demand)."""
-        self.use("tsuzuri")
-        for _ in range(20):
-            before = self.window.texts["entry"]
-            self.window.keys("a", "Return")  # "a" while the engine starts, "あ" once it converts
-            self.window.wait_until(lambda texts: texts["entry"] != before)
-            if self.window.texts["entry"].endswith("あ"):
-                break
-        assert self.window.texts["entry"].endswith("あ"), self.window.texts
-        self.window.keys("ctrl+a", "BackSpace")
-        self.window.wait_for_text("entry", "")
+    def use_tsuzuri(self, widget: str = "entry", window: Window | None = None) -> None:
+        """Switches the focused `widget` of `window` (this desktop's by default) to Tsuzuri, once it converts:
+        IBus starts it on demand, and fcitx keeps an input method per field."""
+        window = window or self.window
+        before = window.switch_until_it_converts(lambda: self.use("tsuzuri"), widget)
+        window.keys(*["BackSpace"] * (len(window.texts[widget]) - len(before)))
+        window.wait_for_text(widget, before)
 
 
 TOOLKITS = ["gtk3", "gtk4", "qt5", "qt6"]
@@ -154,7 +149,7 @@ def test_focus_moving_to_another_widget_commits_once_into_the_one_it_left(deskto
     window.click("textview")
     window.wait_for_text("entry", "東京")
     if desktop.framework == "fcitx5":
-        desktop.use("tsuzuri")  # fcitx keeps an input method per field
+        desktop.use_tsuzuri("textview")
     window.type("kyouto")
     window.keys("space", "Return")
     window.wait_for_text("textview", "京都")
@@ -245,7 +240,7 @@ def test_focus_moving_to_another_application_commits_once_into_the_field_it_left
                 stack.enter_context(headless_field(desktop))
             other.focus_window()
             if desktop.framework == "fcitx5":
-                desktop.use("tsuzuri")  # fcitx keeps an input method per field
+                desktop.use_tsuzuri(window=other)
             other.type("a")
             other.keys("Return")
             other.wait_for_text("entry", "あ")
@@ -336,7 +331,7 @@ def committed_sentence(desktop: Desktop, widget: str) -> None:
     if widget != window.focused:
         window.click(widget)
         if desktop.framework == "fcitx5":
-            desktop.use("tsuzuri")  # fcitx keeps an input method per field
+            desktop.use_tsuzuri(widget)
     wait_until_the_daemon_reconverts(window.env["DBUS_SESSION_BUS_ADDRESS"])
     window.type("kyouhaiitenki")
     window.keys("space", "Return")

@@ -47,13 +47,15 @@ def window(request, addon_build, tmp_path_factory):  # noqa: F811
 
 def use_tsuzuri(window: WaylandWindow) -> None:
     """The focused field on Tsuzuri (fcitx's controller acts on it), converting once the daemon has loaded."""
-    done = subprocess.run(["dbus-send", f"--bus={window.env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
-                           "--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1.SetCurrentIM",
-                           "string:tsuzuri"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
     wait_until_the_daemon_reconverts(window.env["DBUS_SESSION_BUS_ADDRESS"])  # the dictionary loaded too
-    window.keys("a", "Return")
-    window.wait_for_text("entry", "あ")
+
+    def switch() -> None:
+        done = subprocess.run(["dbus-send", f"--bus={window.env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
+                               "--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1.SetCurrentIM",
+                               "string:tsuzuri"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    window.switch_until_it_converts(switch)
 
 
 @pytest.fixture
