@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future
-from typing import Callable, Generic, Hashable, TypeVar
+from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -21,6 +22,20 @@ class ComputedOnce(Generic[K, V]):
         self.capacity = capacity
         self._lock = threading.Lock()
         self._entries: OrderedDict[K, Future] = OrderedDict()
+
+    def ready(self, key: K, timeout: float) -> V | None:
+        """The result for `key` if it is computed, or its computation under way finishes within `timeout`
+        seconds; else None. Never computes."""
+        with self._lock:
+            future = self._entries.get(key)
+            if future is not None:
+                self._entries.move_to_end(key)
+        if future is None:
+            return None
+        try:
+            return future.result(timeout)
+        except Exception:  # noqa: BLE001 (not done in time, or failed: the caller computes what it can)
+            return None
 
     def get(self, key: K, compute: Callable[[], V]) -> V:
         with self._lock:

@@ -13,7 +13,8 @@ import unicodedata
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from datetime import datetime
-from typing import Callable, Hashable, Protocol, Sequence, TypeVar
+from typing import Protocol, TypeVar
+from collections.abc import Callable, Hashable, Sequence
 
 from daemon.computed_once import ComputedOnce
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary, TextReader, system_reader
@@ -187,8 +188,8 @@ class Conversion(Protocol):
     below, or an in-memory fake in the state machine's tests."""
 
     def candidates(self, reading: str, context: str = "", n: int = 10, session: ModelSession | None = None,
-                   personal: PersonalData = PersonalData.ALL,
-                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]: ...
+                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE,
+                   model_wait_s: float | None = None) -> list[ConversionCandidate]: ...
 
     def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]: ...
 
@@ -234,6 +235,9 @@ class Converter:
         # Rankings of recent readings: a conversion started in advance (while the user pauses) serves Space,
         # and one reading converted again (Space, Escape, Space) costs nothing.
         self._ranked: ComputedOnce[Hashable, Ranking] = ComputedOnce(RANKINGS_KEPT)
+        # What the rankings with and without the neural model rescore, shared: Space's ranking without the model
+        # costs nothing more once the one with it is under way.
+        self._pools: ComputedOnce[Hashable, RescoringPool] = ComputedOnce(RANKINGS_KEPT)
         # Sessions convert on several worker threads; the user's files are plain dicts saved meanwhile.
         self._userdata_lock = threading.Lock()
 
@@ -242,14 +246,16 @@ class Converter:
 
     def candidates(self, reading: str, context: str = "", n: int = 10,
                    session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL,
-                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]:
+                   effort: Effort = Effort.SENTENCE, model_wait_s: float | None = None) -> list[ConversionCandidate]:
         """Candidates for a kana reading, best first. `personal` says which of the user's data may be
-        read; `effort` says which sources are worth their time.
+        read; `effort` says which sources are worth their time. With `model_wait_s`, the neural model's ranking
+        only if it is done (made in advance) or under way and done within that many seconds; else the ranking
+        without it, and the model's is not started.
         At most `n` come from the system dictionary; the other sources add theirs. Raises ReadingTooLong."""
         reading = to_hiragana(clean_reading(reading))
         if not reading:
             return []
-        use_model = effort.uses_model and len(reading) <= MODEL_MAX_READING_CHARS
+        use_model = effort.uses_model and len(reading) <= MODEL_MAX_READING_CHARS and self.model_ready()
         merged: list[ConversionCandidate] = []
         suppressed: set[str] = set()
         with self._userdata_lock:
@@ -262,8 +268,13 @@ class Converter:
                         suppressed.add(entry.surface)
                     else:
                         merged.append(ConversionCandidate(entry.surface, CandidateSource.USER, entry.comment))
-        ranked = self._ranked.get(self._ranking_key(reading, context, n, effort, use_model),
-                                  lambda: self._rank(reading, context, n, session, effort, use_model))
+        ranked = None
+        if use_model and model_wait_s is not None:
+            ranked = self._ranked.ready(self._ranking_key(reading, context, n, effort, True), model_wait_s)
+            use_model = ranked is not None
+        if ranked is None:
+            ranked = self._ranked.get(self._ranking_key(reading, context, n, effort, use_model),
+                                      lambda: self._rank(reading, context, n, session, effort, use_model))
         return self._finished(merged + list(ranked.ahead), reading, suppressed, ranked.behind)
 
     def _ranking_key(self, reading: str, context: str, n: int, effort: Effort, use_model: bool) -> Hashable:
@@ -278,13 +289,12 @@ class Converter:
         """The model's, the dictionary's and the lattice search's candidates, ranked (no user data)."""
         model = self._model(reading, context, session) if use_model else []
         if self.language_model is not None:
-            top = KEYSTROKE_RESCORED_TOP if effort is Effort.KEYSTROKE else RESCORED_TOP
-            dictionary = self._dictionary(reading, max(n, top))
-            pool = self._pool(dictionary, reading, context) if effort.searches_lattice else dictionary[:top]
+            pool = self._pools.get((reading, context, n, effort),
+                                   lambda: self._pool_to_rescore(reading, context, n, effort))
             likely, unlikely = self._rescored(reading, context, pool, session, use_model)
             # The list holds the n best rescored and the dictionary's own first n; the model's conversions (if
             # asked for) come right after the best one, the unlikely ones only after the kana forms and rewriters.
-            shown = unique_texts((likely + unlikely)[:n] + dictionary[:n])
+            shown = unique_texts((likely + unlikely)[:n] + list(pool.dictionary[:n]))
             further_back = {c.text for c in unlikely}
             return Ranking(tuple(shown[:1] + model + [c for c in shown[1:] if c.text not in further_back]),
                            tuple(c for c in shown if c.text in further_back))
@@ -387,16 +397,24 @@ class Converter:
             return []
         return [ConversionCandidate(c.text, CandidateSource.MODEL) for c in found if c.source == "model"]
 
-    def _rescored(self, reading: str, context: str, top: list[ConversionCandidate],
-                  session: ModelSession | None,
+    def _pool_to_rescore(self, reading: str, context: str, n: int, effort: Effort) -> RescoringPool:
+        """The candidates `effort` rescores and their language model scores."""
+        top = KEYSTROKE_RESCORED_TOP if effort is Effort.KEYSTROKE else RESCORED_TOP
+        dictionary = self._dictionary(reading, max(n, top))
+        pool = self._pool(dictionary, reading, context) if effort.searches_lattice else dictionary[:top]
+        lm_scores = self.language_model.score([c.text for c in pool], context) if pool else []
+        return RescoringPool(tuple(dictionary), tuple(pool), tuple(lm_scores))
+
+    def _rescored(self, reading: str, context: str, rescoring: RescoringPool, session: ModelSession | None,
                   use_model: bool) -> tuple[list[ConversionCandidate], list[ConversionCandidate]]:
-        """`top` best first, cut into the likely candidates and the unlikely ones (rescoring.likely_and_unlikely)."""
+        """The pool best first, cut into the likely candidates and the unlikely ones
+        (rescoring.likely_and_unlikely)."""
+        top, lm_scores = list(rescoring.pool), list(rescoring.lm_scores)
         texts = [c.text for c in top]
         if not texts:
             return [], []
         with_model = use_model and self.model_ready()
         weights = weights_for(reading, context, with_model)
-        lm_scores = self.language_model.score(texts, context)
         features = candidate_features(top, lm_scores, reading, context)
         # The model is asked only where it has a say and could change the first candidate: the same first
         # choice as always asking it, for about half the model calls.
@@ -452,6 +470,15 @@ class Converter:
                     for c in self.dictionary.convert(reading, n)]
         except DictionaryUnavailable:
             return []
+
+
+@dataclass(frozen=True)
+class RescoringPool:
+    """What a ranking rescores: the dictionary's own N-best, the pool (its top and the lattice search's best
+    paths) and the pool's language model scores."""
+    dictionary: tuple[ConversionCandidate, ...]
+    pool: tuple[ConversionCandidate, ...]
+    lm_scores: tuple[float, ...]
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
+from collections.abc import Callable, Coroutine
 
 from dbus_fast import Message, MessageType, NameFlag, RequestNameReply, Variant
 from dbus_fast.aio import MessageBus
@@ -57,20 +58,20 @@ from daemon import sd_notify
 from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore
-from daemon.converter import MAX_READING_CHARS, Converter, PersonalData, ReadingTooLong
+from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, PersonalData, ReadingTooLong
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.dictionary import system_dictionary, system_reader
 from daemon.lm import load_language_model
 from daemon.engine import Engine, EngineStatus, ModelState
-from daemon.session import InputSession, SessionSettings, bindings_of, romaji_table_of
+from daemon.session import InputSession, PendingImprovement, SessionSettings, bindings_of, romaji_table_of
 from daemon.session_registry import (NotSessionOwner, SessionEntry, SessionLimitReached, SessionRegistry,
                                      UnknownSession)
 from daemon.kana import to_hiragana
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import InvalidEntry, LineFileStore, UnwritableStore
 from daemon.userdata.user_dictionary import UserDictionary
-from ime_protocol import (FRONTEND_MESSAGES, Discard, FocusIn, FocusOut, KeyEvent, ProtocolError, Reset,
-                          SelectCandidate, SetInputMode, SurroundingText, decode, encode)
+from ime_protocol import (FRONTEND_MESSAGES, Discard, FocusIn, FocusOut, KeyEvent, Output, ProtocolError,
+                          Reset, SelectCandidate, SetInputMode, SurroundingText, decode, encode)
 from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_PATH,
                                      SESSION_INTERFACE, SESSION_PATH_PREFIX as SESSION_PREFIX)
 
@@ -373,7 +374,10 @@ class TsuzuriService:
         async with entry.lock:
             output = await self._loop.run_in_executor(self._executor, apply_message, entry.session, message,
                                                       latest_key)
-        if is_key and entry.session.settings.live_conversion:
+            pending = entry.session.conversion_to_improve()
+        if pending is not None:
+            self._schedule_improvement(msg.path, entry, pending, message.request_id)
+        elif is_key and entry.session.settings.live_conversion:
             self._schedule_in_advance(msg.path, entry, message.request_id)
         return [encode(output)]
 
@@ -395,28 +399,58 @@ class TsuzuriService:
                 in_advance = entry.session.conversion_in_advance() if entry.generation == generation else None
             if in_advance is None:
                 return
-            try:
-                candidates = await self._loop.run_in_executor(self._in_advance, in_advance)
-            except ReadingTooLong:
-                return
-            except Exception:  # noqa: BLE001 (Space will convert again and report; typing goes on)
-                log.exception("conversion in advance failed")
+            candidates = await self._off_the_key_path(in_advance)
+            if candidates is None:
                 return
             async with entry.lock:
                 if entry.generation != generation:
                     return
                 better = entry.session.improve_live(candidates, request_id)
-            if better is not None:
-                # Addressed to the session's owner alone: a broadcast would show every other client on the bus
-                # what the user types.
-                self.bus.send(Message(destination=entry.owner, path=path, interface=SESSION_INTERFACE,
-                                      member="OutputChanged", message_type=MessageType.SIGNAL,
-                                      signature=SESSION.signal("OutputChanged").signature,
-                                      body=[encode(better)]))
+            self._output_changed(path, entry, better)
 
-        if entry.in_advance_task is not None:
-            entry.in_advance_task.cancel()
-        entry.in_advance_task = self._loop.create_task(run())
+        self._run_in_background(entry, run())
+
+    def _schedule_improvement(self, path: str, entry: SessionEntry, pending: PendingImprovement,
+                              request_id: int) -> None:
+        """After Space answered without waiting for the neural model: the model's ranking, and an OutputChanged if
+        the session takes it (the user is still on the conversion's first candidate) and it changes what is shown."""
+
+        async def run() -> None:
+            candidates = await self._off_the_key_path(pending.convert)
+            if candidates is None:
+                return
+            async with entry.lock:
+                better = entry.session.improve_conversion(pending, candidates, request_id)
+            self._output_changed(path, entry, better)
+
+        self._run_in_background(entry, run())
+
+    def _run_in_background(self, entry: SessionEntry, work: Coroutine[Any, Any, None]) -> None:
+        """`work` as the session's one background task: the one before it is cancelled (its conversion, once
+        started on the thread, still runs to the end and is kept)."""
+        if entry.background_task is not None:
+            entry.background_task.cancel()
+        entry.background_task = self._loop.create_task(work)
+
+    async def _off_the_key_path(self, convert: Callable[[], list[ConversionCandidate]]
+                                ) -> list[ConversionCandidate] | None:
+        """`convert()` on the thread of conversions made in advance (keys never queue behind it); None if it
+        fails (Space will convert again and report; typing goes on)."""
+        try:
+            return await self._loop.run_in_executor(self._in_advance, convert)
+        except ReadingTooLong:
+            return None
+        except Exception:  # noqa: BLE001
+            log.exception("conversion off the key path failed")
+            return None
+
+    def _output_changed(self, path: str, entry: SessionEntry, output: Output | None) -> None:
+        """`output` to the session's owner alone, if any: a broadcast would show every other client on the bus
+        what the user types."""
+        if output is not None:
+            self.bus.send(Message(destination=entry.owner, path=path, interface=SESSION_INTERFACE,
+                                  member="OutputChanged", message_type=MessageType.SIGNAL,
+                                  signature=SESSION.signal("OutputChanged").signature, body=[encode(output)]))
 
     def close_session(self, path: str) -> None:
         entry = self.sessions.remove(path)
@@ -433,9 +467,9 @@ class TsuzuriService:
             call_task.cancel()
 
     def _dispose(self, entry: SessionEntry) -> None:
-        """A session taken out of the registry: its conversion in advance stops and it closes on a worker."""
-        if entry.in_advance_task is not None:
-            entry.in_advance_task.cancel()
+        """A session taken out of the registry: its background task stops and it closes on a worker."""
+        if entry.background_task is not None:
+            entry.background_task.cancel()
         self._loop.run_in_executor(self._executor, entry.session.close)
 
     def status_changed(self, status: EngineStatus) -> None:

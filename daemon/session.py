@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, RomajiTable, RomajiTableError,
                              SymbolStyle, Transliteration, load_rules, romaji_table)
@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 LABELS = "123456789"
 # Shown while the composition is as long as it may be: the keys typed past it go nowhere, and the user must know.
 COMPOSITION_FULL_NOTICE = f"入力は {MAX_READING_CHARS} 文字までです。変換するか確定してください"
+# Space answers with the neural model's ranking if it is done (mostly made in advance, while the user paused) or
+# done within this wait; past it, at once with the ranking without the model, and the model's follows as an
+# improvement (conversion_to_improve). On a busy machine the model's scoring is what keeps Space waiting.
+SPACE_MODEL_WAIT_S = 0.005
 
 def bindings_of(keys: KeyBindings) -> dict[Action, tuple[KeySpec, ...]]:
     """action → keys, from the configuration's key bindings (checked there)."""
@@ -124,6 +128,14 @@ class Segment:
         return self.candidates[self.index].text
 
 
+@dataclass(frozen=True)
+class PendingImprovement:
+    """A conversion Space answered without waiting for the neural model: its segment, and the call that ranks
+    its reading with the model's say (done in advance, under way, or made by the call)."""
+    segment: Segment
+    convert: Callable[[], list[ConversionCandidate]]
+
+
 class InputSession:
     def __init__(self, converter: Conversion, settings: SessionSettings | None = None,
                  reader: TextReader | None = None):
@@ -151,6 +163,7 @@ class InputSession:
         # Text typed while the field was secret stays secret until it is committed or dropped, even if the
         # field's purpose changes meanwhile (IBus re-sends FocusIn on a content-type change).
         self.typed_in_secret = False
+        self._pending_improvement: PendingImprovement | None = None
 
     # -- inputs ---------------------------------------------------------------------------------
 
@@ -354,15 +367,19 @@ class InputSession:
         self.typed_in_secret &= self.phase is Phase.COMPOSING
 
     def _whole_reading_segments(self) -> list[Segment]:
-        """One segment for the whole reading: whole-sentence candidates (model, dictionary N-best)."""
+        """One segment for the whole reading: whole-sentence candidates (model, dictionary N-best), ranked
+        with the neural model's say if it comes within SPACE_MODEL_WAIT_S, else improved later."""
         reading = self.composer.reading()
-        candidates = self._whole_reading_conversion()()
-        return [Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, CandidateSource.KANA)])]
+        candidates = self._whole_reading_conversion(SPACE_MODEL_WAIT_S)()
+        segment = Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, CandidateSource.KANA)])
+        self._pending_improvement = PendingImprovement(segment, self._whole_reading_conversion())
+        return [segment]
 
-    def _whole_reading_conversion(self) -> Callable[[], list[ConversionCandidate]]:
+    def _whole_reading_conversion(self, model_wait_s: float | None = None) -> Callable[[], list[ConversionCandidate]]:
         """The conversion Space asks for, as a call: made now, or in advance while the user pauses."""
         return partial(self.converter.candidates, self.composer.reading(), self.context,
-                       self.settings.dictionary_candidates, self.model_session, self.personal_data)
+                       self.settings.dictionary_candidates, self.model_session, self.personal_data,
+                       model_wait_s=model_wait_s)
 
     def _start_conversion(self, segments: list[Segment]) -> None:
         self.segments = segments
@@ -510,6 +527,7 @@ class InputSession:
         self._live_improvement = None
         self.typed_in_secret = False
         self.reconverted = None
+        self._pending_improvement = None
         self.phase = Phase.EMPTY
 
     # -- live conversion ----------------------------------------------------------------------------
@@ -559,6 +577,25 @@ class InputSession:
             self._live_improvement = (converted, better)
         self._live_settled = LiveSettled(reading, self.context, converted, better)
         return self.show_live(better, request_id)
+
+    def conversion_to_improve(self) -> PendingImprovement | None:
+        """Once after Space converted the whole reading: what may improve it, to be made off the key's path and
+        given to improve_conversion."""
+        pending, self._pending_improvement = self._pending_improvement, None
+        return pending
+
+    def improve_conversion(self, pending: PendingImprovement, candidates: list[ConversionCandidate],
+                           request_id: int = 0) -> Output | None:
+        """The model's ranking of a conversion Space answered without it, while its segment is still the only one
+        and the user has neither moved from its first candidate nor opened the window: the segment's candidates
+        replaced; what to show if its first one changed, else None."""
+        segment = pending.segment
+        if (self.phase is not Phase.CONVERTING or len(self.segments) != 1 or self.segments[0] is not segment
+                or segment.index != 0 or self.window_open or not candidates):
+            return None
+        before = segment.text
+        segment.candidates = candidates[:MAX_CANDIDATES]
+        return None if segment.text == before else self._output(request_id, True)
 
     def show_live(self, text: str | None, request_id: int = 0) -> Output:
         self.live_text = text

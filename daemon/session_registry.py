@@ -14,7 +14,8 @@ import asyncio
 import itertools
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
 
 if TYPE_CHECKING:
     from daemon.session import InputSession
@@ -47,7 +48,7 @@ class SessionEntry:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     generation: int = 0  # bumped by every message: a conversion in advance started before it is stale
     keys: int = 0  # key events received: a key with a newer one waiting is answered without live conversion
-    in_advance_task: asyncio.Task | None = None
+    background_task: asyncio.Task | None = None  # its conversion in advance, or the improvement of Space's
     last_used: int = 0  # the registry's count of creations and lookups when it was last created or looked up
 
 

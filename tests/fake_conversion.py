@@ -4,25 +4,33 @@ says, else by the longest readings of the table."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from daemon.converter import CandidateSource, ConversionCandidate, Effort, PersonalData
 from daemon.kana import to_katakana
 
 
 class FakeConversion:
-    def __init__(self, words: dict[str, list[str]], cuts: dict[str, list[str]] | None = None):
+    def __init__(self, words: dict[str, list[str]], cuts: dict[str, list[str]] | None = None,
+                 model_ranked: dict[str, list[str]] | None = None):
         self.words = words
         self.cuts = cuts or {}
+        # Readings the neural model ranks otherwise, and how: a call gets that unless it waits for the model at
+        # most `model_wait_s` while the model is late.
+        self.model_ranked = model_ranked or {}
+        self.model_late = False
         self.learned: list[list[tuple[str, str]]] = []
         self.asked: list[tuple[str, Effort]] = []  # (reading, effort) of every candidates() call
         self.calls: list[tuple] = []  # every candidates() call's arguments, in order
 
     def candidates(self, reading: str, context: str = "", n: int = 10, session=None,
-                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE):
+                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE,
+                   model_wait_s: float | None = None):
         self.asked.append((reading, effort))
         self.calls.append((reading, context, n, session, personal, effort))
-        words = self.words.get(reading, [])[:n]
+        with_model = effort.uses_model and not (self.model_late and model_wait_s is not None)
+        words = (self.model_ranked.get(reading) if with_model else None) or self.words.get(reading, [])
+        words = words[:n]
         found = [ConversionCandidate(text, CandidateSource.DICTIONARY) for text in words]
         return found + [ConversionCandidate(kana, CandidateSource.KANA) for kana in (reading, to_katakana(reading))
                         if kana not in words]

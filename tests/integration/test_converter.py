@@ -1,5 +1,6 @@
 """The merged candidate list: sources in order, deduplicated, annotated."""
 
+import threading
 from datetime import datetime
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from daemon.converter import (MAX_READING_CHARS, Converter, Effort, PersonalData, ReadingTooLong, clean_reading,
                               spellings)
 from daemon.dictionary import system_dictionary
-from daemon.engine import Engine, ModelState
+from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.lm import load_language_model
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
@@ -230,3 +231,44 @@ def test_what_the_user_taught_shows_at_once_over_a_kept_ranking(tmp_path):
     before = converter.candidates("かんじ")
     converter.learn([("かんじ", "幹事")])
     assert before[0].text != "幹事" and converter.candidates("かんじ")[0].text == "幹事"
+
+
+class ScoresOnRequest:
+    """A ready neural model whose scores come when the test releases them; it likes `favourite` best."""
+
+    status = EngineStatus(ModelState.READY, "stand-in")
+    model_info = None
+
+    def __init__(self, favourite: str):
+        self.favourite = favourite
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+    def score(self, _katakana: str, _context: str, texts: list[str], _session) -> list[float]:
+        self.asked.set()
+        assert self.release.wait(30)
+        return [0.0 if text == self.favourite else -20.0 for text in texts]
+
+
+def test_a_conversion_that_may_not_wait_for_the_model_gets_the_ranking_without_it_until_the_models_is_done():
+    reading, context = "こうえん", "昨日の"
+    without = Converter(dictionary=system_dictionary(), language_model=load_language_model())
+    first_without = without.candidates(reading, context)
+    model = ScoresOnRequest(first_without[1].text)
+    converter = Converter(dictionary=system_dictionary(), engine=model, language_model=load_language_model())
+    in_advance: list = []
+    worker = threading.Thread(target=lambda: in_advance.append(converter.candidates(reading, context)))
+    worker.start()
+    assert model.asked.wait(30)  # the model's ranking is under way
+    assert converter.candidates(reading, context, model_wait_s=0.01) == first_without
+    model.release.set()
+    worker.join(30)
+    assert in_advance[0][0].text == model.favourite
+    assert converter.candidates(reading, context, model_wait_s=0.01) == in_advance[0]  # done: no waiting
+
+
+def test_a_conversion_that_may_not_wait_never_starts_the_models_ranking():
+    model = ScoresOnRequest("公演")
+    converter = Converter(dictionary=system_dictionary(), engine=model, language_model=load_language_model())
+    converter.candidates("こうえん", "昨日の", model_wait_s=0.01)
+    assert not model.asked.is_set()

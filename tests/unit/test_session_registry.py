@@ -17,7 +17,7 @@ def test_sessions_are_named_in_order_and_found_by_their_owner():
     assert (first, second) == ("/s/1", "/s/2")
     assert registry.names() == ["/s/1", "/s/2"] and len(registry) == 2
     entry = registry.lookup(first, ":1.1")
-    assert (entry.owner, entry.owner_pid, entry.generation, entry.keys, entry.in_advance_task) == (
+    assert (entry.owner, entry.owner_pid, entry.generation, entry.keys, entry.background_task) == (
         ":1.1", 100, 0, 0, None)
     assert isinstance(entry.session, FakeSession)
     assert [e.owner for e in registry.entries()] == [":1.1", ":1.2"]
