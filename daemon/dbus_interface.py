@@ -8,7 +8,8 @@ what the daemon says it offers and what it answers cannot drift apart. Nothing h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
+from collections.abc import Awaitable, Callable
 from xml.sax.saxutils import quoteattr
 
 # A method's handler: (service, the call's message, *its in-arguments) → the list of its out-arguments.

@@ -3,7 +3,7 @@
 An invalid message cannot be built: constructing one raises ProtocolError(code="invalid_field").
 """
 from enum import Enum
-from typing import Annotated, Union, get_args
+from typing import Annotated, get_args
 
 from .limits import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_PAGE_SIZE,
                      MAX_SEGMENTS, MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, REQUEST_ID_MAX, UINT32_MAX)
@@ -257,8 +257,7 @@ class Status(WireRecord):
     reason: ShortText  # why it failed, for the user; "" otherwise
 
 
-FrontendMessage = Union[KeyEvent, SurroundingText, FocusIn, FocusOut, Reset, Discard, SelectCandidate,
-                        SetInputMode]
-DaemonMessage = Union[Output, Status]
+FrontendMessage = KeyEvent | SurroundingText | FocusIn | FocusOut | Reset | Discard | SelectCandidate | SetInputMode
+DaemonMessage = Output | Status
 FRONTEND_MESSAGES: tuple[type[WireRecord], ...] = get_args(FrontendMessage)  # for decode(expected=...)
 DAEMON_MESSAGES: tuple[type[WireRecord], ...] = get_args(DaemonMessage)

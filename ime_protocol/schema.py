@@ -13,7 +13,8 @@ import dataclasses
 import re
 import types
 from enum import Enum
-from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, TypeVar, Union, dataclass_transform, get_args, get_origin
 
 from .errors import ProtocolError
 from .limits import MAX_MAP_ENTRIES
@@ -285,22 +286,28 @@ class WireRecord:
         """Cross-field rules, raising ProtocolError; each field is already known valid."""
 
 
-def _define(cls: type, tag: str | None) -> type:
-    cls = dataclasses.dataclass(frozen=True, slots=True)(cls)
-    cls._schema = _RecordSchema(cls, tag)
-    return cls
+R = TypeVar("R", bound=type)
 
 
-def record(cls: type) -> type:
+def _define(cls: R, tag: str | None) -> R:
+    defined = dataclasses.dataclass(frozen=True, slots=True)(cls)
+    defined._schema = _RecordSchema(defined, tag)
+    return defined
+
+
+# dataclass_transform: type checkers see the fields, the constructor and the frozenness the decorators make.
+@dataclass_transform(frozen_default=True)
+def record(cls: R) -> R:
     """Class decorator for a record nested inside messages (no envelope, no type tag)."""
     return _define(cls, None)
 
 
-def message(tag: str):
+@dataclass_transform(frozen_default=True)
+def message(tag: str) -> Callable[[R], R]:
     """Class decorator for a top-level message, sent in an envelope under type tag `tag`."""
-    def register(cls: type) -> type:
+    def register(cls: R) -> R:
         if tag in MESSAGE_TYPES:
             raise TypeError(f"type tag {tag!r} is already used by {MESSAGE_TYPES[tag].__name__}")
-        MESSAGE_TYPES[tag] = _define(cls, tag)
-        return MESSAGE_TYPES[tag]
+        defined = MESSAGE_TYPES[tag] = _define(cls, tag)
+        return defined
     return register

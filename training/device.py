@@ -141,7 +141,8 @@ def run(args: argparse.Namespace) -> dict:
     parts = split_file(gguf_path, out)
     if len(parts) + len(RETURNED) > MAX_RETURNED_FILES:
         raise SystemExit(f"the model needs {len(parts)} parts: more than {MAX_RETURNED_FILES} files come back")
-    record.update(device_check=info, smoke=smoke_record, parts=parts, total_seconds=round(time.perf_counter() - started, 1))
+    record.update(device_check=info, smoke=smoke_record, parts=parts,
+                  total_seconds=round(time.perf_counter() - started, 1))
     (out / "loss.tsv").write_text(loss_tsv(record["losses"]), encoding="utf-8")
     (out / "run.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"tokens_per_s": record["tokens_per_s"], "mfu": record["mfu"], "steps": record["steps"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 import gguf
 import numpy as np
@@ -33,7 +33,8 @@ def _jis_x0208_rows(rows: Iterable[int]) -> list[str]:
 
 
 def base_characters() -> list[str]:
-    """ASCII, kana (with half-width katakana), JIS X 0208 symbols (rows 1–8) and level-1 kanji (rows 16–47), in a fixed order."""
+    """ASCII, kana (with half-width katakana), JIS X 0208 symbols (rows 1–8) and level-1 kanji (rows 16–47), in a
+    fixed order."""
     ascii_chars = [chr(c) for c in range(0x21, 0x7F)]
     kana = [chr(c) for c in range(0x3041, 0x3097)] + [chr(c) for c in range(0x30A1, 0x30FB)]
     kana += ["ー", "ゝ", "ゞ", "ヽ", "ヾ"] + [chr(c) for c in range(0xFF61, 0xFFA0)]  # + half-width

@@ -8,8 +8,9 @@ weights were fitted on. Readings come from MeCab/UniDic as the training pairs' d
 what a person types for the text as UniDic reads it. Two files of `tsuzuri-eval` items (id, context, input,
 expected, and the item's source register): `phrases.jsonl`, spans of 1–4 phrases cut as the training pairs are
 (5–40 kana, left context the document so far), and `sentences.jsonl`, whole sentences of 10–80 kana after their
-document's preceding text; only readings typed without Latin letters; evenly sampled to at most PHRASES and SENTENCES items per source. Deterministic: the
-same corpus gives the same bytes. Not committed (it is corpus text); `manifest.json` records its digests.
+document's preceding text; only readings typed without Latin letters; evenly sampled to at most PHRASES and
+SENTENCES items per source. Deterministic: the same corpus gives the same bytes. Not committed (it is corpus
+text); `manifest.json` records its digests.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import hashlib
 import json
 import random
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from daemon.tools.corpus import HELD_OUT_MANIFEST, held_out
 from training.data import (CONTEXT_KEEP, CONTINUOUS_TEXT, Pair, make_tagger, mecab_tokens, needs_reading, text_pairs,

@@ -35,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -122,7 +122,8 @@ def decode_shard(data: bytes, n_examples: int, id_dtype: np.dtype) -> tuple[np.n
     return lengths, sources, ids
 
 
-def packed_examples(pairs: Iterable[Pair], tokenizer: CharTokenizer, sources: dict[str, int]) -> Iterator[PackedExample]:
+def packed_examples(pairs: Iterable[Pair], tokenizer: CharTokenizer,
+                    sources: dict[str, int]) -> Iterator[PackedExample]:
     for pair in pairs:
         parts = tokenizer.parts(pair.context, pair.reading, pair.surface)
         if max(len(parts.context), len(parts.reading), len(parts.target)) <= MAX_PART_LENGTH:

@@ -31,7 +31,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 
@@ -117,7 +117,8 @@ def epoch_indices(examples: Pack, oversample: dict[str, int]) -> torch.Tensor:
     sources = torch.from_numpy(examples.sources.astype("int64"))
     for name, times in sorted(oversample.items()):
         if name not in examples.manifest["sources"]:
-            raise SystemExit(f"--oversample: the pack has no source {name!r} ({', '.join(examples.manifest['sources'])})")
+            known = ", ".join(examples.manifest["sources"])
+            raise SystemExit(f"--oversample: the pack has no source {name!r} ({known})")
         chosen = torch.nonzero(sources == examples.manifest["sources"].index(name)).flatten()
         indices += [chosen] * (times - 1)
     return torch.cat(indices)

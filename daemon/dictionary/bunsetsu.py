@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from daemon.dictionary.candidates import Bunsetsu, Morpheme
 from daemon.dictionary.word_class import WordClass, class_of_id, class_of_unknown

@@ -15,7 +15,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from functools import lru_cache
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 

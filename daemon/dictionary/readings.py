@@ -14,7 +14,7 @@ import mmap
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -11,7 +11,7 @@ of the words starting there). Node 0 is a trie's root, i.e. "between words at th
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 State = frozenset[tuple[int, int]]
 

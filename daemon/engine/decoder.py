@@ -12,7 +12,7 @@ Sequence layout of a session's context (n_seq = 2 * beam capacity):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 

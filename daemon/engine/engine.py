@@ -9,9 +9,9 @@ import threading
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.decoder import SessionDecoder
@@ -28,7 +28,7 @@ MAX_SCORED_TOKENS = 64
 _CHUNK_END = re.compile(r"[^、。，．！？!?]*[、。，．！？!?]*")
 
 
-class ModelState(str, Enum):
+class ModelState(StrEnum):
     NONE = "none"
     LOADING = "loading"
     READY = "ready"

@@ -12,7 +12,7 @@ the output reaches a token the pool has n-grams for, their N-1 following tokens 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import ctypes
 import os
 import threading
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 # Must be set before llama.cpp (and its OpenMP runtime) is loaded: spin-waiting threads stall the
 # IME whenever the desktop is busy, and ggml's abort handler would otherwise attach gdb.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 

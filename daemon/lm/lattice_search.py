@@ -93,8 +93,8 @@ def _forward(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, 
             :, np.array([w.left_id for w in words])]
         steps = joins.astype(np.int64) + np.array([w.cost for w in words])
         word_terms = np.array([weights.chars * len(w.surface) + weights.morphemes for w in words])
-        arc_scores = (weights.cost * steps / 1000 + weights.lm * lm.score_grid([states[i].history for i in sources], texts)
-                      + word_terms)
+        lm_scores = lm.score_grid([states[i].history for i in sources], texts)
+        arc_scores = weights.cost * steps / 1000 + weights.lm * lm_scores + word_terms
         totals = np.array([states[i].score for i in sources])[:, None] + arc_scores
         np.maximum.at(best_at, ends, totals.max(axis=0))
         rows, columns = np.nonzero(totals >= best_at[ends] - margin)

@@ -18,7 +18,7 @@ import mmap
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -235,7 +235,8 @@ class CharNgramLM:
         with Path(path).open("rb") as file:
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         if mapped[:len(FILE_MAGIC)] != FILE_MAGIC:
-            raise ValueError(f"{path} is not a Tsuzuri language model of this version (rebuild it with tsuzuri-lm build)")
+            raise ValueError(f"{path} is not a Tsuzuri language model of this version "
+                             "(rebuild it with tsuzuri-lm build)")
         size = int.from_bytes(mapped[len(FILE_MAGIC):len(FILE_MAGIC) + 8], "little")
         header = json.loads(mapped[len(FILE_MAGIC) + 8:len(FILE_MAGIC) + 8 + size].decode("utf-8"))
         start = -(-(len(FILE_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
@@ -247,7 +248,9 @@ class CharNgramLM:
                                  offset=start + spec["offset"]).reshape(spec["shape"])
 
         def values(name: str, k: int):
-            return array(f"{name}1") if k == 1 else QuantizedValues(array(f"{name}{k}.codes"), array(f"{name}{k}.table"))
+            if k == 1:
+                return array(f"{name}1")
+            return QuantizedValues(array(f"{name}{k}.codes"), array(f"{name}{k}.table"))
 
         order = header["order"]
         return cls(order, header["chars"],

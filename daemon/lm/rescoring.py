@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Sequence
+from collections.abc import Sequence
 
 
 @dataclass(frozen=True)

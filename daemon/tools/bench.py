@@ -330,7 +330,7 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
         return (time.perf_counter() - start) * 1000
 
     status_ms = [await timed(lambda: call(bus, "GetStatus")) for _ in range(keys)]
-    key_ms = [await timed(lambda: session.key("a" if i % 2 == 0 else "BackSpace")) for i in range(keys)]
+    key_ms = [await timed(lambda i=i: session.key("a" if i % 2 == 0 else "BackSpace")) for i in range(keys)]
     await session.close()
     rss = {"0": _rss_mib(daemon_pid)}
     sessions = []

@@ -18,7 +18,8 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from enum import Enum
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Protocol
+from collections.abc import Callable, Iterable, Sequence
 
 from daemon.dictionary.readings import WrittenWord
 from daemon.dictionary.word_class import class_of_id

@@ -28,7 +28,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from daemon.dictionary import DictionaryUnavailable, system_dictionary, system_reader
 from daemon.kana import to_katakana

@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from daemon.tools.corpus import DEFAULT_CAP_CHARS, capped, held_out, read_sources
 from daemon.lm.ngram import BuildOptions, build

@@ -51,7 +51,8 @@ def collect_items(suite: Path, limit: int | None, lm: CharNgramLM | None) -> lis
     from daemon.tools.eval import load_items, suite_sets
 
     if any((path.parent / HELD_OUT_MANIFEST).exists() for path in [suite / "x", *suite_sets(suite).values()]):
-        raise SystemExit(f"tsuzuri-lm fit: {suite} holds the held-out set (training/heldout.py): nothing is fitted on it")
+        raise SystemExit(f"tsuzuri-lm fit: {suite} holds the held-out set (training/heldout.py): "
+                         "nothing is fitted on it")
     from daemon.converter import Converter
     from daemon.dictionary import system_dictionary
 

@@ -72,8 +72,9 @@ class LoadReport:
             return str(self)
         reasons = sorted({skipped.reason for skipped in self.skipped})
         lines = ", ".join(str(skipped.line_number) for skipped in self.skipped[:20])
-        return (f"{self.path}: skipped {len(self.skipped)} damaged lines ({lines}{', …' if len(self.skipped) > 20 else ''}:"
-                f" {'; '.join(reasons)}); the file is copied to {self.path.name}{_DAMAGED_SUFFIX} before they are dropped")
+        more = ", …" if len(self.skipped) > 20 else ""
+        return (f"{self.path}: skipped {len(self.skipped)} damaged lines ({lines}{more}: {'; '.join(reasons)}); "
+                f"the file is copied to {self.path.name}{_DAMAGED_SUFFIX} before they are dropped")
 
     def __str__(self) -> str:
         if self.unreadable:
@@ -272,7 +273,7 @@ class LineFileStore(Generic[Entry]):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             descriptor = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(descriptor, f"{line}\n".encode("utf-8"))
+                os.write(descriptor, f"{line}\n".encode())
             finally:
                 os.close(descriptor)
         except OSError as error:  # the entry is in memory and the next save tries to write it

@@ -15,7 +15,7 @@ the user's unfinished typing survives. The fcitx5 addon's daemon_session.cpp rep
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from gi.repository import Gio, GLib
 

@@ -24,7 +24,8 @@ from stdin and answers each with one JSON line. No display is needed.
         of the driver's own: {"latency_ms": [...]}, the floor under the IBus path's latency
 
 Every answer also carries "events" since the previous answer: ["commit", text, field] (field 1 or 2),
-["preedit", text, cursor, visible], ["lookup", [candidates], cursor, visible], ["aux", text, visible], ["property", key, symbol, state].
+["preedit", text, cursor, visible], ["lookup", [candidates], cursor, visible], ["aux", text, visible],
+["property", key, symbol, state].
 """
 from __future__ import annotations
 
@@ -122,8 +123,8 @@ class Driver:
             start = time.perf_counter()
             handled.append(self.input_context.process_key_event(keyval, 0, 0))
             if handled[-1]:
-                self.pump(FIRST_DRAW_SECONDS, until=lambda: any(event[0] in ("preedit", "commit")
-                                                                for event in self.events[drawn:]))
+                self.pump(FIRST_DRAW_SECONDS, until=lambda drawn=drawn: any(event[0] in ("preedit", "commit")
+                                                                            for event in self.events[drawn:]))
             latencies.append(round((time.perf_counter() - start) * 1000, 3) if len(self.events) > drawn else None)
             self.input_context.process_key_event(keyval, 0, IBus.ModifierType.RELEASE_MASK)
         self.pump(0.05)

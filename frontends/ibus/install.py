@@ -29,8 +29,8 @@ ICON = Path(__file__).resolve().with_name("tsuzuri.svg")
 def component_xml(python: Path = SYSTEM_PYTHON, engine_script: Path = ENGINE_SCRIPT) -> str:
     component = ET.Element("component")
     for tag, text in [("name", COMPONENT_NAME), ("description", "Tsuzuri Japanese input method"),
-                      ("exec", shlex.join([str(python), str(engine_script)])), ("version", "0.1.0"), ("author", "Tsuzuri"),
-                      ("license", "BSD-3-Clause"), ("textdomain", "tsuzuri")]:
+                      ("exec", shlex.join([str(python), str(engine_script)])), ("version", "0.1.0"),
+                      ("author", "Tsuzuri"), ("license", "BSD-3-Clause"), ("textdomain", "tsuzuri")]:
         ET.SubElement(component, tag).text = text
     engine = ET.SubElement(ET.SubElement(component, "engines"), "engine")
     for tag, text in [("name", ENGINE_NAME), ("language", "ja"), ("license", "BSD-3-Clause"), ("author", "Tsuzuri"),

@@ -247,8 +247,9 @@ def long_readings(count: int) -> list[str]:
 
 
 def convert_call(bus, reading: str, n: int = 100):
-    return asyncio.ensure_future(bus.call(Message(destination=BUS_NAME, path="/org/tsuzuri/Tsuzuri1", interface=BUS_NAME,
-                                                  member="Convert", signature="ssu", body=[reading, "", n])))
+    return asyncio.ensure_future(bus.call(Message(destination=BUS_NAME, path="/org/tsuzuri/Tsuzuri1",
+                                                  interface=BUS_NAME, member="Convert", signature="ssu",
+                                                  body=[reading, "", n])))
 
 
 async def test_another_callers_long_conversions_do_not_hold_up_typing(tmp_path):

@@ -3,8 +3,8 @@
 Exact configuration (f32 weights, f32 KV, flash attention off, no single-row batches): the KV-sharing
 beam and the prefix-reusing greedy must return identical candidates, token for token, in the same
 order. Scores agree to ~3e-6, not bitwise (attention over a differently laid-out cache sums in another
-order), so they are compared to 1e-4. The f16 configuration the daemon runs with is compared with a tolerance: near-ties may swap
-(|Δscore| < 1e-2, as measured in shared/notes/llama-cpp-python.md §4.2).
+order), so they are compared to 1e-4. The f16 configuration the daemon runs with is compared with a tolerance:
+near-ties may swap (|Δscore| < 1e-2, as measured in shared/notes/llama-cpp-python.md §4.2).
 """
 
 import random
@@ -151,8 +151,8 @@ def test_lookahead_greedy_equals_plain_greedy(exact, use_draft):
     ahead = SessionDecoder(model, exact=True, beam_capacity=1, lookahead=LookaheadSettings(4, 4, 4))
     try:
         for reading, context in typing_sequence() + [("".join(KANA[7:7 + n]), "") for n in range(1, 21)] * 2:
-            prompt = prompt_tokens(model, build_prompt("jinen", reading, context))
-            for prompt in [prompt] + random_prompts(model, 4, seed=len(reading)):
+            jinen = prompt_tokens(model, build_prompt("jinen", reading, context))
+            for prompt in [jinen] + random_prompts(model, 4, seed=len(reading)):
                 want = plain.greedy(prompt, 3 * MAX_NEW, stops, use_draft=False)
                 assert same_candidate(ahead.greedy(prompt, 3 * MAX_NEW, stops, use_draft=use_draft), want)
     finally:

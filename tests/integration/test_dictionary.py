@@ -45,7 +45,8 @@ def test_cost_is_mecab_path_cost(dictionary):
 
 def test_candidate_segments_cover_the_reading(dictionary):
     best = dictionary.convert("きょうはいいてんきですね", 1)[0]
-    assert [(b.reading, b.surface) for b in best.segments] == [("きょうは", "今日は"), ("いいてんきですね", "いい天気ですね")]
+    assert [(b.reading, b.surface) for b in best.segments] == [("きょうは", "今日は"),
+                                                               ("いいてんきですね", "いい天気ですね")]
     assert [m.surface for m in best.segments[0].morphemes] == ["今日", "は"]
 
 

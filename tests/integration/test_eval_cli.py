@@ -118,7 +118,8 @@ def test_no_model_mode_is_the_daemon_without_a_model(items_file, model_path, tmp
 def test_mozc_evaluation_tsv(tmp_path, capsys):
     path = tmp_path / "evaluation.tsv"
     path.write_text("# status\tinput\toutput\tcommand\targument\tversion\n"
-                    "OK:\tきょうはいいてんきですね\t今日はいい天気ですね\tConversion Expected\t今日はいい天気ですね\t1\n"
+                    "OK:\tきょうはいいてんきですね\t今日はいい天気ですね\tConversion Expected\t"
+                    "今日はいい天気ですね\t1\n"
                     "FAILED:\tにんしょうとは\t認証とは\tConversion Expected\t人称とは\t1\n"
                     "OK:\tこれはうれしいごさんです\tこれは嬉しい誤算です\tConversion Match\t誤算\t1\n"
                     "OK:\tへんかん\t変換\tConversion Expected 9\t返還\t1\n", encoding="utf-8")

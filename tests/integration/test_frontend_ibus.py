@@ -51,8 +51,9 @@ def ibus_env(tmp_path_factory):
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("ibus")
     with private_bus() as address:
+        components = f"{install(root / 'component').parent}:{SYSTEM_COMPONENTS}"
         env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_CONFIG_HOME": str(root / "config"),
-               "XDG_CACHE_HOME": str(root / "cache"), "IBUS_COMPONENT_PATH": f"{install(root / 'component').parent}:{SYSTEM_COMPONENTS}"}
+               "XDG_CACHE_HOME": str(root / "cache"), "IBUS_COMPONENT_PATH": components}
         env.pop("IBUS_ADDRESS", None)
         log = open(root / "ibus-daemon.log", "w")
         ibus = subprocess.Popen(["ibus-daemon", "--xim=false", "--panel=disable", "--emoji-extension=disable",

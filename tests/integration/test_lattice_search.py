@@ -47,7 +47,7 @@ def _all_paths(lattice: Lattice, lm, weights: Weights, context: str):
     for path in walk(0):
         rights = [0] + [w.right_id for w in path]  # the sentence start, then each word
         lefts = [w.left_id for w in path] + [0]
-        cost = sum(int(lattice.connection[r, l]) for r, l in zip(rights, lefts)) + sum(w.cost for w in path)
+        cost = sum(int(lattice.connection[r, left]) for r, left in zip(rights, lefts)) + sum(w.cost for w in path)
         text = "".join(w.surface for w in path)
         score = (weights.cost * cost / 1000 + weights.lm * lm.score([text], context)[0]
                  + weights.chars * len(text) + weights.morphemes * len(path))
@@ -60,7 +60,7 @@ def test_a_wide_beam_lists_what_exhaustive_search_lists(lm, context):
     """Each distinct text once, at the score of its best path, best first."""
     lattice = _small_lattice()
     expected = {}
-    for score, text, cost, words in sorted(_all_paths(lattice, lm, WEIGHTS, context), key=lambda p: -p[0]):
+    for _score, text, cost, words in sorted(_all_paths(lattice, lm, WEIGHTS, context), key=lambda p: -p[0]):
         expected.setdefault(text, (cost, words))
     found = best_paths(lattice, lm, WEIGHTS, context, n=100, beam=1000, margin=float("inf"))
     assert [(p.text, p.cost, p.morphemes) for p in found] == [(text, *v) for text, v in expected.items()]
@@ -72,8 +72,9 @@ def test_a_narrow_beam_keeps_the_best_path(lm):
     assert best_paths(lattice, lm, WEIGHTS, "", n=1, beam=2) == wide
 
 
-@pytest.mark.parametrize("reading", ["きょうはいいてんきですね", "ここではきものをぬぐ", "しぜんげんごしょりのけんきゅう",
-                                     "わたしはがくせいです。", "すもももももももものうち"])
+@pytest.mark.parametrize("reading", ["きょうはいいてんきですね", "ここではきものをぬぐ",
+                                     "しぜんげんごしょりのけんきゅう", "わたしはがくせいです。",
+                                     "すもももももももものうち"])
 def test_dictionary_cost_alone_is_mecabs_viterbi(reading):
     """With every word and only the dictionary cost, the search's best path is MeCab's best path."""
     dictionary = system_dictionary()

@@ -77,7 +77,8 @@ def test_startup_is_timed_from_the_daemons_start_to_each_first():
 
     marks = startup_benchmark("none")
     assert marks["model_state"] == "failed" and marks["model"]
-    assert 0 < marks["first_answer_ms"] <= marks["first_key_ms"] <= marks["first_conversion_ms"] <= marks["model_ready_ms"]
+    assert (0 < marks["first_answer_ms"] <= marks["first_key_ms"] <= marks["first_conversion_ms"]
+            <= marks["model_ready_ms"])
 
 
 @pytest.mark.dbus

@@ -114,7 +114,8 @@ def test_the_conversion_in_advance_improves_the_live_text_while_the_user_compose
 # -- Space that cannot wait for the model: its ranking follows as an improvement ---------------------------
 
 def late_model_session() -> tuple[FakeConversion, InputSession]:
-    conversion = FakeConversion({"こうえん": ["公園", "公演", "講演"]}, model_ranked={"こうえん": ["公演", "公園", "講演"]})
+    conversion = FakeConversion({"こうえん": ["公園", "公演", "講演"]},
+                                model_ranked={"こうえん": ["公演", "公園", "講演"]})
     conversion.model_late = True
     return conversion, InputSession(conversion)
 

@@ -13,7 +13,8 @@ def paragraph(number: int) -> list[str]:
 
 
 def article(number: int) -> list[str]:
-    return [f"記事{number}の本文。", f"記事{number}の続き。", f"通信社『記事{number}』。", f"読売新聞、2011年4月{number % 28 + 1}日。"]
+    return [f"記事{number}の本文。", f"記事{number}の続き。", f"通信社『記事{number}』。",
+            f"読売新聞、2011年4月{number % 28 + 1}日。"]
 
 
 def fake_corpus(root: Path) -> Path:

@@ -185,8 +185,8 @@ MSGPACK_VALUES = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=6)
 FIELD_NAMES = sorted({field.name for message_type in ALL_MESSAGES for field in dataclasses.fields(message_type)})
-TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, STATUS, OUTPUT, FocusOut(), Reset(), Discard(),
-                                                    FocusIn(InputPurpose.URL), SetInputMode("direct")))
+TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, STATUS, OUTPUT, FocusOut(), Reset(),
+                                                    Discard(), FocusIn(InputPurpose.URL), SetInputMode("direct")))
 
 
 def test_tag_samples_cover_every_message_type():
@@ -265,13 +265,15 @@ def test_ints_and_nil_where_a_bool_or_record_belongs_are_invalid_fields():
     ({"v": PROTOCOL_VERSION + 1, "t": "reset"}, "unknown_version"),
     ({"v": 0, "t": "reset"}, "unknown_version"),
     ({"v": -1, "t": "reset"}, "unknown_version"),
-    ({"v": PROTOCOL_VERSION + 1, "t": "from_the_future", "new_field": 1}, "unknown_version"),  # version is checked first
+    # the version is checked first
+    ({"v": PROTOCOL_VERSION + 1, "t": "from_the_future", "new_field": 1}, "unknown_version"),
     ({"v": PROTOCOL_VERSION}, "malformed"),
     ({"v": PROTOCOL_VERSION, "t": 5}, "malformed"),
     ({"v": PROTOCOL_VERSION, "t": b"reset"}, "malformed"),
     ({"v": PROTOCOL_VERSION, "t": "bogus"}, "unknown_type"),
     ({"v": PROTOCOL_VERSION, "t": "Reset"}, "unknown_type"),
-    ({"v": PROTOCOL_VERSION, "t": "preedit", "segments": [], "cursor": 0}, "unknown_type"),  # nested records have no tag
+    # nested records have no tag
+    ({"v": PROTOCOL_VERSION, "t": "preedit", "segments": [], "cursor": 0}, "unknown_type"),
     ({"v": PROTOCOL_VERSION, "t": "reset", "extra": 0}, "invalid_field"),
     ({"v": PROTOCOL_VERSION, "t": "reset", 5: 0}, "malformed"),  # non-str map key
     ({"v": PROTOCOL_VERSION, "t": "reset", b"": 0}, "invalid_field"),  # bin key: an unknown field

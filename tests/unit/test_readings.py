@@ -38,7 +38,8 @@ def test_the_cheapest_path_wins_not_the_longest_word():
 
 
 @pytest.mark.parametrize("text, cursor, anchor, target", [
-    ("昨日、今日は良い天気。", 3, 10, ReconversionTarget("今日は良い天気", 0, 7, True)),  # selected, cursor at its start
+    # selected, cursor at its start
+    ("昨日、今日は良い天気。", 3, 10, ReconversionTarget("今日は良い天気", 0, 7, True)),
     ("昨日、今日は良い天気。", 10, 3, ReconversionTarget("今日は良い天気", 7, 0, True)),  # cursor at its end
     ("メモ: 今日は良い天気", 11, 11, ReconversionTarget("今日は良い天気", 7, 0)),  # the run before the cursor
     ("今日は、良い天気です", 6, 6, ReconversionTarget("良い", 2, 0)),  # a run ends at punctuation

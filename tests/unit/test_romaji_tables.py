@@ -61,7 +61,10 @@ def azik_file(tmp_path):
     return path
 
 
-def compose(keys: str, rules: dict[str, Rule] = MOZC_RULES, style: SymbolStyle = SymbolStyle(),
+DEFAULT_STYLE = SymbolStyle()
+
+
+def compose(keys: str, rules: dict[str, Rule] = MOZC_RULES, style: SymbolStyle = DEFAULT_STYLE,
             mode: InputMode = InputMode.HIRAGANA) -> Composer:
     return Composer(mode, romaji_table(rules, style)).insert(keys)
 

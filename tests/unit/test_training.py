@@ -78,8 +78,9 @@ def test_token_reading_uses_unidic_kana_and_types_kana_as_written():
 
 
 def test_text_units_attach_function_words_and_compound_nouns():
-    tokens = [("東京", "名詞", "固有名詞", "トウキョウ"), ("都", "名詞", "普通名詞", "ト"), ("へ", "助詞", "格助詞", "ヘ"),
-              ("行こ", "動詞", "一般", "イコ"), ("う", "助動詞", "*", "ウ"), ("。", "補助記号", "句点", "")]
+    tokens = [("東京", "名詞", "固有名詞", "トウキョウ"), ("都", "名詞", "普通名詞", "ト"),
+              ("へ", "助詞", "格助詞", "ヘ"), ("行こ", "動詞", "一般", "イコ"), ("う", "助動詞", "*", "ウ"),
+              ("。", "補助記号", "句点", "")]
     assert text_units(tokens) == [Unit("東京都へ", "トウキョウトヘ"), Unit("行こう。", "イコウ。")]
     assert text_units([("謎", "名詞", "普通名詞", None)]) is None
 
@@ -150,7 +151,8 @@ def tiny_corpus(tmp_path_factory):
         (corpus / "wac" / "train.jsonl").write_text("".join(f.readline() for _ in range(30)), encoding="utf-8")
     dev = corpus / "dev.jsonl"
     dev.write_text("".join(json.dumps({"context": c, "input": r, "expected": [s]}, ensure_ascii=False) + "\n"
-                           for c, r, s in [("", "ニンショウトハ", "人称とは"), ("今日は", "テンキガイイ", "天気がいい")]),
+                           for c, r, s in [("", "ニンショウトハ", "人称とは"),
+                                           ("今日は", "テンキガイイ", "天気がいい")]),
                    encoding="utf-8")
     return corpus, dev
 
