@@ -11,6 +11,7 @@ message and waits for the socket to become writable, as it does after a partial 
 from __future__ import annotations
 
 import socket
+from typing import cast
 
 from dbus_fast import BusType
 from dbus_fast.aio import MessageBus
@@ -37,5 +38,6 @@ async def connect_bus(address: str | None = None) -> MessageBus:
     bus = MessageBus(bus_address=address) if address else MessageBus(bus_type=BusType.SESSION)
     await bus.connect()
     writer = bus._writer  # private: the workaround above needs the writer's socket
-    writer.sock = WaitingSocket(writer.sock)
+    assert writer is not None and writer.sock is not None  # connect() made them
+    writer.sock = cast(socket.socket, WaitingSocket(writer.sock))  # a stand-in: the writer only calls send()
     return bus

@@ -39,16 +39,16 @@ class ComputedOnce(Generic[K, V]):
 
     def get(self, key: K, compute: Callable[[], V]) -> V:
         with self._lock:
-            future = self._entries.get(key)
-            owner = future is None
-            if owner:
-                future = self._entries[key] = Future()
+            under_way = self._entries.get(key)
+            if under_way is None:
+                future: Future = Future()
+                self._entries[key] = future
                 while len(self._entries) > self.capacity:
                     self._entries.popitem(last=False)
             else:
                 self._entries.move_to_end(key)
-        if not owner:
-            return future.result()
+        if under_way is not None:
+            return under_way.result()
         try:
             value = compute()
         except BaseException as error:

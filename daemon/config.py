@@ -144,7 +144,7 @@ def _schema_fields(owner: type, prefix: str = "") -> Iterator[Setting]:
     hints = typing.get_type_hints(owner)
     for entry in fields(owner):
         kind = hints[entry.name]
-        if is_dataclass(kind):
+        if isinstance(kind, type) and is_dataclass(kind):
             yield from _schema_fields(kind, f"{prefix}{entry.name}.")
         else:
             yield Setting(prefix + entry.name, kind, entry.default, entry.metadata["comment"],
@@ -153,12 +153,13 @@ def _schema_fields(owner: type, prefix: str = "") -> Iterator[Setting]:
 
 SCHEMA: dict[str, Setting] = {setting.key: setting for setting in _schema_fields(Config)}
 SECTIONS: dict[str, type] = {name: kind for name, kind in typing.get_type_hints(Config).items()
-                             if is_dataclass(kind)}
+                             if isinstance(kind, type) and is_dataclass(kind)}
 
 
 # -- validation -----------------------------------------------------------------------------------
 
 def _check_int(setting: Setting, value: Any) -> int:
+    assert setting.bounds is not None  # every int setting declares its bounds
     low, high = setting.bounds
     # TOML's true is a bool, which Python counts as an int: refuse it explicitly.
     if type(value) is not int or not low <= value <= high:

@@ -135,7 +135,7 @@ def by_context(candidates: list[ConversionCandidate], context: str) -> list[Conv
     """Dictionary candidates reordered by cost less the context bonus (stable; costs unchanged)."""
     if not context:
         return candidates
-    return sorted(candidates, key=lambda c: c.cost - CONTEXT_HIT_COST * context_hits(c.text, context))
+    return sorted(candidates, key=lambda c: (c.cost or 0) - CONTEXT_HIT_COST * context_hits(c.text, context))
 
 
 def rerank(candidates: list[ConversionCandidate], model_scores: list[float], weight: float,
@@ -162,8 +162,8 @@ def candidate_features(candidates: list[ConversionCandidate], lm_scores: list[fl
                        model_scores: list[float] | None = None) -> list[Features]:
     """What the rescoring weighs for each candidate of the pool, in the pool's order (the model's scores
     only where it has a say)."""
-    with_model = bool(model_scores) and model_has_a_say(reading, context)
-    model = floored_model_scores(model_scores) if with_model else [0.0] * len(candidates)
+    model = ([0.0] * len(candidates) if not model_scores or not model_has_a_say(reading, context)
+             else floored_model_scores(model_scores))
     return [Features(cost=(c.cost or 0) / 1000, lm=lm_score, chars=len(c.text), morphemes=c.morphemes, rank=rank,
                      context=context_hits(c.text, context), model=m)
             for rank, (c, lm_score, m) in enumerate(zip(candidates, lm_scores, model))]
@@ -242,7 +242,13 @@ class Converter:
         self._userdata_lock = threading.Lock()
 
     def model_ready(self) -> bool:
-        return self.engine is not None and self.engine.status.state is ModelState.READY
+        return self._ready_engine() is not None
+
+    def _ready_engine(self) -> Engine | None:
+        """The engine, if its model is loaded."""
+        if self.engine is not None and self.engine.status.state is ModelState.READY:
+            return self.engine
+        return None
 
     def candidates(self, reading: str, context: str = "", n: int = 10,
                    session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL,
@@ -289,8 +295,9 @@ class Converter:
         """The model's, the dictionary's and the lattice search's candidates, ranked (no user data)."""
         model = self._model(reading, context, session) if use_model else []
         if self.language_model is not None:
+            language_model = self.language_model
             pool = self._pools.get((reading, context, n, effort),
-                                   lambda: self._pool_to_rescore(reading, context, n, effort))
+                                   lambda: self._pool_to_rescore(language_model, reading, context, n, effort))
             likely, unlikely = self._rescored(reading, context, pool, session, use_model)
             # The list holds the n best rescored and the dictionary's own first n; the model's conversions (if
             # asked for) come right after the best one, the unlikely ones only after the kana forms and rewriters.
@@ -303,10 +310,10 @@ class Converter:
         reordered = weight is not None or bool(context)
         dictionary = by_context(self._dictionary(reading, max(n, self.rerank_top) if reordered else n), context)
         if weight is not None:
-            pool = unique_texts(dictionary[:self.rerank_top] + model)
-            scores = self._model_scores(reading, context, session, [c.text for c in pool])
-            info = self.engine.model_info
-            ahead = rerank(pool, scores, weight, context, info and info.rerank_floor) if scores else pool
+            reranked = unique_texts(dictionary[:self.rerank_top] + model)
+            scores = self._model_scores(reading, context, session, [c.text for c in reranked])
+            info = self.engine.model_info if self.engine is not None else None
+            ahead = rerank(reranked, scores, weight, context, info and info.rerank_floor) if scores else reranked
         else:
             ahead = model
         return Ranking(tuple(ahead + dictionary[:n]), ())
@@ -387,22 +394,23 @@ class Converter:
         return result
 
     def _model(self, reading: str, context: str, session: ModelSession | None) -> list[ConversionCandidate]:
-        if not self.model_ready() or self.model_candidates < 1:
+        engine = self._ready_engine()
+        if engine is None or self.model_candidates < 1:
             return []
         try:
             words = spellings(self.dictionary, reading) if self.constrain_model else None
-            found = self.engine.convert(to_katakana(reading), context, self.model_candidates, session,
-                                        spellings=words)
+            found = engine.convert(to_katakana(reading), context, self.model_candidates, session, spellings=words)
         except EngineUnavailable:  # unloaded between the check and the call
             return []
         return [ConversionCandidate(c.text, CandidateSource.MODEL) for c in found if c.source == "model"]
 
-    def _pool_to_rescore(self, reading: str, context: str, n: int, effort: Effort) -> RescoringPool:
+    def _pool_to_rescore(self, language_model: CharNgramLM, reading: str, context: str, n: int,
+                         effort: Effort) -> RescoringPool:
         """The candidates `effort` rescores and their language model scores."""
         top = KEYSTROKE_RESCORED_TOP if effort is Effort.KEYSTROKE else RESCORED_TOP
         dictionary = self._dictionary(reading, max(n, top))
         pool = self._pool(dictionary, reading, context) if effort.searches_lattice else dictionary[:top]
-        lm_scores = self.language_model.score([c.text for c in pool], context) if pool else []
+        lm_scores = language_model.score([c.text for c in pool], context) if pool else []
         return RescoringPool(tuple(dictionary), tuple(pool), tuple(lm_scores))
 
     def _rescored(self, reading: str, context: str, rescoring: RescoringPool, session: ModelSession | None,
@@ -449,13 +457,16 @@ class Converter:
                                        weights_for(reading, context, False), context, LATTICE_PATHS)]
 
     def _rerank_weight(self) -> float | None:
-        info = self.engine.model_info if self.model_ready() else None
+        engine = self._ready_engine()
+        info = engine.model_info if engine is not None else None
         if info is None:
             return None
         return self.rerank_weight if self.rerank_weight is not None else info.rerank_weight
 
     def _model_scores(self, reading: str, context: str, session: ModelSession | None,
                       texts: list[str]) -> list[float]:
+        if self.engine is None:
+            return []
         try:
             return self.engine.score(to_katakana(reading), context, texts, session)
         except EngineUnavailable:

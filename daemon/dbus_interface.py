@@ -85,8 +85,9 @@ def introspection_xml(interfaces: tuple[Interface, ...]) -> str:
         for prop in interface.properties:
             lines.append(f"  <property name={quoteattr(prop.name)} type={quoteattr(prop.signature)} access=\"read\"/>")
         for signal in interface.signals:
-            args = "".join(f"<arg name={quoteattr(arg.name)} type={quoteattr(arg.signature)}/>" for arg in signal.args)
-            lines.append(f"  <signal name={quoteattr(signal.name)}>{args}</signal>")
+            signal_args = "".join(f"<arg name={quoteattr(arg.name)} type={quoteattr(arg.signature)}/>"
+                                  for arg in signal.args)
+            lines.append(f"  <signal name={quoteattr(signal.name)}>{signal_args}</signal>")
         lines.append(" </interface>")
     lines.append("</node>")
     return "\n".join(lines) + "\n"

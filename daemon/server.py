@@ -72,6 +72,7 @@ from daemon.userdata.storage import InvalidEntry, LineFileStore, UnwritableStore
 from daemon.userdata.user_dictionary import UserDictionary
 from ime_protocol import (FRONTEND_MESSAGES, Discard, FocusIn, FocusOut, KeyEvent, Output, ProtocolError,
                           Reset, SelectCandidate, SetInputMode, SurroundingText, decode, encode)
+from ime_protocol.schema import WireRecord
 from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_PATH,
                                      SESSION_INTERFACE, SESSION_PATH_PREFIX as SESSION_PREFIX)
 
@@ -90,6 +91,11 @@ CONVERT_IN_ADVANCE_AFTER_S = 0.03
 GIL_SWITCH_INTERVAL_S = 0.001
 
 log = logging.getLogger("tsuzuri")
+
+
+def object_path(msg: Message) -> str:
+    """The object a method call is sent to (the bus delivers none without one)."""
+    return msg.path or ""
 
 
 class CallError(Exception):
@@ -138,17 +144,18 @@ class TsuzuriService:
             return None
         if msg.interface == INTROSPECTABLE.name and msg.member == "Introspect":
             return Message.new_method_return(msg, "s", [INTROSPECTION])
-        if msg.interface == "org.freedesktop.DBus.Properties" and msg.path == ROOT_PATH:
+        path, member = object_path(msg), msg.member or ""
+        if msg.interface == "org.freedesktop.DBus.Properties" and path == ROOT_PATH:
             return self._properties(msg)
-        if msg.path == ROOT_PATH and msg.interface in (ROOT.name, None):
-            method = ROOT.method(msg.member)
-        elif msg.path.startswith(SESSION_PREFIX) and msg.interface in (SESSION.name, None):
-            method = SESSION.method(msg.member)
+        if path == ROOT_PATH and msg.interface in (ROOT.name, None):
+            method = ROOT.method(member)
+        elif path.startswith(SESSION_PREFIX) and msg.interface in (SESSION.name, None):
+            method = SESSION.method(member)
         else:
             return None
-        if method is None:
+        if method is None or method.handler is None:
             return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod",
-                                     f"no method {msg.member[:MAX_ECHOED_PATH]} on {msg.path[:MAX_ECHOED_PATH]}")
+                                     f"no method {member[:MAX_ECHOED_PATH]} on {path[:MAX_ECHOED_PATH]}")
         task = self._loop.create_task(self._reply(msg, method))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -159,6 +166,7 @@ class TsuzuriService:
             if msg.signature != method.in_signature:
                 raise CallError(ERROR_INVALID_ARGS,
                                 f"expected arguments ({method.in_signature}), got ({msg.signature})")
+            assert method.handler is not None  # handle_message answers the methods without one
             reply = Message.new_method_return(msg, method.out_signature, await method.handler(self, msg, *msg.body))
         except CallError as exc:
             reply = Message.new_error(msg, exc.name, str(exc))
@@ -353,10 +361,10 @@ class TsuzuriService:
 
     def _entry(self, msg: Message) -> SessionEntry:
         try:
-            return self.sessions.lookup(msg.path, msg.sender)
+            return self.sessions.lookup(object_path(msg), msg.sender or "")
         except UnknownSession:
-            raise CallError(ERROR_UNKNOWN_SESSION, f"no session {msg.path[:MAX_ECHOED_PATH]} (closed, or its client "
-                                                   "went away)") from None
+            raise CallError(ERROR_UNKNOWN_SESSION, f"no session {object_path(msg)[:MAX_ECHOED_PATH]} (closed, or its "
+                                                   "client went away)") from None
         except NotSessionOwner as error:
             raise CallError(ERROR_ACCESS_DENIED, str(error)) from None
 
@@ -376,14 +384,14 @@ class TsuzuriService:
                                                       latest_key)
             pending = entry.session.conversion_to_improve()
         if pending is not None:
-            self._schedule_improvement(msg.path, entry, pending, message.request_id)
+            self._schedule_improvement(object_path(msg), entry, pending, output.request_id)
         elif is_key and entry.session.settings.live_conversion:
-            self._schedule_in_advance(msg.path, entry, message.request_id)
+            self._schedule_in_advance(object_path(msg), entry, output.request_id)
         return [encode(output)]
 
     async def _close(self, msg: Message):
         self._entry(msg)
-        self.close_session(msg.path)
+        self.close_session(object_path(msg))
         return []
 
     def _schedule_in_advance(self, path: str, entry: SessionEntry, request_id: int) -> None:
@@ -535,7 +543,8 @@ def check_same_user(caller_uid: int, daemon_uid: int) -> None:
                                              "learning history")
 
 
-def apply_message(session: InputSession, message, latest_key: Callable[[], bool] = lambda: True):
+def apply_message(session: InputSession, message: WireRecord,
+                  latest_key: Callable[[], bool] = lambda: True) -> Output:
     """One protocol message applied to a session; every message is answered with an Output. A key is answered
     with its live conversion (where that is on) if `latest_key()` says no newer key waits."""
     match message:
@@ -623,7 +632,11 @@ async def serve(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, lambda: [log.warning("config: %s", p) for p in service.reload_config()])
+    def reload_config() -> None:
+        for problem in service.reload_config():
+            log.warning("config: %s", problem)
+
+    loop.add_signal_handler(signal.SIGHUP, reload_config)
 
     async def housekeeping() -> None:
         interval = sd_notify.watchdog_interval()

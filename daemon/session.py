@@ -411,7 +411,9 @@ class InputSession:
         mode = self.composer.mode
         self.composer = self._new_composer().set_mode(InputMode.DIRECT).insert(reading).set_mode(mode)
         self.reconverted = target.text
-        # The field as it is once the text is deleted: the conversion's left context is what precedes it.
+        # The field as it is once the text is deleted: the conversion's left context is what precedes it
+        # (_reconversion_target found the target in it).
+        assert self.surrounding is not None
         text, cursor = self.surrounding.text, self.surrounding.cursor
         start = cursor - target.before
         self.surrounding = SurroundingText(text[:start] + text[cursor + target.after:], start, start)
@@ -472,6 +474,7 @@ class InputSession:
 
     def _transliterate_focused(self, form: Transliteration) -> None:
         segment = self._focused()
+        text: str | None
         if len(self.segments) == 1:
             text = self.composer.transliterate(form)
         else:

@@ -14,7 +14,7 @@ import re
 import types
 from enum import Enum
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, TypeVar, Union, dataclass_transform, get_args, get_origin
+from typing import Annotated, Any, ClassVar, TypeVar, Union, cast, dataclass_transform, get_args, get_origin
 
 from .errors import ProtocolError
 from .limits import MAX_MAP_ENTRIES
@@ -208,7 +208,8 @@ def _compile(annotation: Any) -> _Kind:
     """The kind for a field annotation; every int, str and tuple must say how it is bounded."""
     bounds: tuple[Any, ...] = ()
     if get_origin(annotation) is Annotated:
-        annotation, *bounds = get_args(annotation)
+        annotation, *extras = get_args(annotation)
+        bounds = tuple(extras)
 
     def bound(bound_type: type) -> Any:
         found = [b for b in bounds if isinstance(b, bound_type)]
@@ -246,7 +247,7 @@ class _RecordSchema:
         self.record_type = record_type
         self.tag = tag
         self.fields = tuple(_Field(f.name, f"{record_type.__name__}.{f.name}", _compile(f.type))
-                            for f in dataclasses.fields(record_type))
+                            for f in dataclasses.fields(cast(Any, record_type)))
         self.names = frozenset(field.name for field in self.fields)
         if len(self.names) + len(ENVELOPE_KEYS) > MAX_MAP_ENTRIES or self.names & ENVELOPE_KEYS:
             raise TypeError(f"{record_type.__name__}: too many fields, or a field named like an envelope key")
@@ -290,9 +291,9 @@ R = TypeVar("R", bound=type)
 
 
 def _define(cls: R, tag: str | None) -> R:
-    defined = dataclasses.dataclass(frozen=True, slots=True)(cls)
+    defined: Any = dataclasses.dataclass(frozen=True, slots=True)(cls)
     defined._schema = _RecordSchema(defined, tag)
-    return defined
+    return cast(R, defined)
 
 
 # dataclass_transform: type checkers see the fields, the constructor and the frozenness the decorators make.

@@ -14,7 +14,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 import MeCab
 import numpy as np
@@ -183,7 +183,8 @@ class SystemDictionary:
         return DictionaryCandidate(bunsetsu.surface, self._path_cost(self._files(), bunsetsu.morphemes), (bunsetsu,))
 
     @staticmethod
-    def _paths(files: _Loaded, key: str, limit: int) -> Iterator[tuple[str, Callable[[], list[Morpheme]]]]:
+    def _paths(files: _Loaded, key: str,
+               limit: int) -> Generator[tuple[str, Callable[[], list[Morpheme]]], None, None]:
         """MeCab's N-best paths over a dictionary key, best first, at most `limit` of them: each path's text as
         the dictionary spells it (which decides duplicates), and a function that reads its morphemes (only the
         kept paths need them). The caller holds the query lock."""

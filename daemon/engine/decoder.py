@@ -108,13 +108,19 @@ class SessionDecoder:
             self._ctx.close()
             self._ctx = None
 
+    def _context(self) -> Context:
+        """The context the search under way made (_ensure_context)."""
+        if self._ctx is None:
+            raise LlamaError("the decoder has no context (closed)")
+        return self._ctx
+
     # -- prompt ---------------------------------------------------------------------------------
 
     def prefill(self, prompt: list[int]) -> np.ndarray:
         """Make seq 0 hold `prompt`; return the next-token log-probabilities after it."""
         if not prompt:
             raise LlamaError("empty prompt")
-        ctx = self._ctx
+        ctx = self._context()
         common = common_prefix_len(self._cached, prompt)
         if common == len(prompt) == len(self._cached) and self._cached_logprobs is not None:
             return self._cached_logprobs
@@ -133,13 +139,14 @@ class SessionDecoder:
         except LlamaError:
             self._forget_prompt()
             raise
+        assert logits is not None  # one chunk at least: start < len(prompt)
         self._cached_logprobs = log_softmax(logits[0])
         return self._cached_logprobs
 
     def _restore_prompt_only(self, prompt_len: int) -> None:
         """After a search: only seq 0, trimmed back to the prompt, stays in the cache."""
-        ctx = self._ctx
         try:
+            ctx = self._context()
             if ctx.seq_pos_max(0) >= prompt_len - 1:
                 ctx.seq_keep(0)
                 ctx.seq_rm(0, prompt_len, -1)
@@ -191,7 +198,7 @@ class SessionDecoder:
             logprobs = log_softmax(ctx.decode(row_tokens, positions, seqs, outputs, pad_seq=used + 1))
             stats.steps += 1
             stats.guessed += len(nodes)
-            if window is not None:
+            if window is not None and pool is not None:  # both come with lookahead
                 predictions = np.argmax(logprobs[1 + len(nodes):], axis=-1)
                 for ngram in window.shift(token, predictions):
                     pool.add(ngram)

@@ -207,9 +207,10 @@ class Context:
         n = len(tokens)
         if not (n == len(positions) == len(seqs) == len(outputs)) or n == 0:
             raise LlamaError("batch rows are empty or of unequal length")
-        pad = self.exact and n == 1 and pad_seq is not None
-        if n + pad > self.n_batch:
-            raise LlamaError(f"batch of {n + pad} rows exceeds n_batch {self.n_batch}")
+        pad = pad_seq if self.exact and n == 1 else None  # the sequence of the pad row, if there is one
+        rows_needed = n + (pad is not None)
+        if rows_needed > self.n_batch:
+            raise LlamaError(f"batch of {rows_needed} rows exceeds n_batch {self.n_batch}")
         self.model.check_tokens(tokens)
         row_seqs = [(seq,) if isinstance(seq, int) else tuple(seq) for seq in seqs]
         for ids, pos in zip(row_seqs, positions):
@@ -221,11 +222,11 @@ class Context:
                 raise LlamaError(f"position {pos} outside 0..{self.n_ctx - 1}")
         self._check_shared_rows(row_seqs)
         rows = list(zip(tokens, positions, row_seqs, outputs))
-        if pad:
-            self._check_seq(pad_seq)
-            if pad_seq in row_seqs[0] or self.seq_pos_max(pad_seq) >= 0:
-                raise LlamaError(f"pad sequence {pad_seq} is not free")
-            rows.append((tokens[0], 0, (pad_seq,), False))
+        if pad is not None:
+            self._check_seq(pad)
+            if pad in row_seqs[0] or self.seq_pos_max(pad) >= 0:
+                raise LlamaError(f"pad sequence {pad} is not free")
+            rows.append((tokens[0], 0, (pad,), False))
         batch = self._batch
         for i, (token, pos, ids, out) in enumerate(rows):
             batch.token[i] = token
@@ -236,8 +237,8 @@ class Context:
             batch.logits[i] = out
         batch.n_tokens = len(rows)
         rc = ll.llama_decode(self._handle, batch)
-        if pad:
-            self.seq_rm(pad_seq)
+        if pad is not None:
+            self.seq_rm(pad)
         if rc != 0:
             reason = "the KV cache is full" if rc == 1 else f"error {rc}"
             raise LlamaError(f"llama_decode failed: {reason}")

@@ -43,7 +43,7 @@ def top_expansions(scores: np.ndarray, logprobs: np.ndarray, per_row: int,
     Order is deterministic: higher score first, then lower parent, then lower token id.
     """
     per_row = min(per_row, logprobs.shape[1])
-    candidates = []
+    candidates: list[tuple[int, int, float]] = []
     for parent, (base, row) in enumerate(zip(scores, logprobs)):
         top = np.argpartition(-row, per_row - 1)[:per_row] if per_row < row.size else np.arange(row.size)
         candidates.extend((parent, int(t), float(base + row[t])) for t in top)

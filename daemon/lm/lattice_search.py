@@ -119,7 +119,7 @@ def _backward(lattice: Lattice, states: list[_State], weights: Weights, n: int) 
     """A* from the sentence end: a partial path's priority is its exact suffix score plus the best score of
     reaching its state, so complete paths come out best first."""
     counter = itertools.count()  # breaks ties without comparing the rest
-    queue = []
+    queue: list[tuple] = []
     for i, state in enumerate(states):
         if state.offset == len(lattice.reading):
             edge = int(lattice.connection[state.right_id, _SENTENCE_EDGE_ID])

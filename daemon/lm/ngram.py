@@ -215,7 +215,8 @@ class CharNgramLM:
             for name, level in values:
                 level = level if isinstance(level, QuantizedValues) else QuantizedValues.of(np.asarray(level))
                 arrays[f"{name}{k}.codes"], arrays[f"{name}{k}.table"] = level.codes, level.table
-        layout, offset = {}, 0
+        layout: dict[str, dict] = {}
+        offset = 0
         for name, array in arrays.items():
             layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
             offset += -(-array.nbytes // _ALIGN) * _ALIGN
@@ -351,8 +352,8 @@ def _kneser_ney(levels: list[_Level], vocab_size: int, chars: str, options: Buil
         keys.append(SortedKeys.of(new_parent.astype(np.uint64) * vocab + last.astype(np.uint64)))
         renumbered.append(np.cumsum(kept) - 1)
     with np.errstate(divide="ignore"):
-        logprob = [np.log(probability[k][keep[k]]) for k in range(order)]
-        backoff = [np.log(np.maximum(gammas[k][keep[k]], 1e-30)) for k in range(order - 1)]
+        logprob: list = [np.log(probability[k][keep[k]]) for k in range(order)]
+        backoff: list = [np.log(np.maximum(gammas[k][keep[k]], 1e-30)) for k in range(order - 1)]
     # Level 1 (the vocabulary) stays exact; above it, 8 bits a value, far below what separates candidates.
     if options.quantize:
         logprob = logprob[:1] + [QuantizedValues.of(level) for level in logprob[1:]]
@@ -371,7 +372,8 @@ def _discounts(count: np.ndarray) -> tuple[float, float, float]:
     y = n1 / (n1 + 2 * n2)
     estimates = (1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3)
     # Small or odd counts can push an estimate outside [0, c]; a negative one would add mass.
-    return tuple(min(max(d, 0.0), float(c)) for c, d in enumerate(estimates, start=1))
+    d1, d2, d3 = (min(max(d, 0.0), float(c)) for c, d in enumerate(estimates, start=1))
+    return d1, d2, d3
 
 
 def _discount(count: np.ndarray, discounts: tuple[float, float, float]) -> np.ndarray:

@@ -73,8 +73,9 @@ class LoadReport:
         reasons = sorted({skipped.reason for skipped in self.skipped})
         lines = ", ".join(str(skipped.line_number) for skipped in self.skipped[:20])
         more = ", …" if len(self.skipped) > 20 else ""
+        name = self.path.name if self.path is not None else "it"
         return (f"{self.path}: skipped {len(self.skipped)} damaged lines ({lines}{more}: {'; '.join(reasons)}); "
-                f"the file is copied to {self.path.name}{_DAMAGED_SUFFIX} before they are dropped")
+                f"the file is copied to {name}{_DAMAGED_SUFFIX} before they are dropped")
 
     def __str__(self) -> str:
         if self.unreadable:

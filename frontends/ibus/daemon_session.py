@@ -148,13 +148,16 @@ class DaemonSession:
         self._late_calls.clear()  # their answers died with the session
 
     def _call_send(self, message: FrontendMessage, timeout_ms: int) -> Output:
+        path = self._path
+        if path is None:  # send() and _open() make the session first
+            raise DaemonUnavailable("no session")
         # A key counts as part of the composition from the moment it is sent: one whose answer does not come
         # in time is then replayed with the rest if the session turns out to be gone.
-        tracked = (isinstance(message, KeyEvent) and not self._secret_field()
-                   and len(self._composition_keys) < MAX_REPLAYED_KEYS)
-        if tracked:
-            self._composition_keys.append(message)
-        call = _SendCall(self._connection, self._path, message)
+        tracked = (message if isinstance(message, KeyEvent) and not self._secret_field()
+                   and len(self._composition_keys) < MAX_REPLAYED_KEYS else None)
+        if tracked is not None:
+            self._composition_keys.append(tracked)
+        call = _SendCall(self._connection, path, message)
         if not call.wait(timeout_ms):
             self._late_calls.append(call)
             if self._late_poll is None:
@@ -165,8 +168,8 @@ class DaemonSession:
         try:
             output = call.output(self._connection)
         except DaemonUnavailable as error:
-            if tracked and isinstance(error.__cause__, GLib.Error):
-                self._forget_key(message)  # never reached a session: the caller resends or drops it
+            if tracked is not None and isinstance(error.__cause__, GLib.Error):
+                self._forget_key(tracked)  # never reached a session: the caller resends or drops it
             raise
         self._track_composition(message, output)
         return output
@@ -189,7 +192,7 @@ class DaemonSession:
 
     def _secret_field(self) -> bool:
         focus = self._field_state.get(FocusIn)
-        return focus is not None and focus.purpose.is_secret
+        return isinstance(focus, FocusIn) and focus.purpose.is_secret
 
     def _forget_key(self, key: KeyEvent) -> None:
         if key in self._composition_keys:
