@@ -188,8 +188,12 @@ class Conversion(Protocol):
     below, or an in-memory fake in the state machine's tests."""
 
     def candidates(self, reading: str, context: str = "", n: int = 10, session: ModelSession | None = None,
-                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE,
-                   model_wait_s: float | None = None) -> list[ConversionCandidate]: ...
+                   personal: PersonalData = PersonalData.ALL,
+                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]: ...
+
+    def timely_candidates(self, model_wait_s: float, reading: str, context: str = "", n: int = 10,
+                          session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL
+                          ) -> tuple[list[ConversionCandidate], bool]: ...
 
     def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]: ...
 
@@ -252,15 +256,26 @@ class Converter:
 
     def candidates(self, reading: str, context: str = "", n: int = 10,
                    session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL,
-                   effort: Effort = Effort.SENTENCE, model_wait_s: float | None = None) -> list[ConversionCandidate]:
+                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]:
         """Candidates for a kana reading, best first. `personal` says which of the user's data may be
-        read; `effort` says which sources are worth their time. With `model_wait_s`, the neural model's ranking
-        only if it is done (made in advance) or under way and done within that many seconds; else the ranking
-        without it, and the model's is not started.
+        read; `effort` says which sources are worth their time.
         At most `n` come from the system dictionary; the other sources add theirs. Raises ReadingTooLong."""
+        return self._candidates(reading, context, n, session, personal, effort, None)[0]
+
+    def timely_candidates(self, model_wait_s: float, reading: str, context: str = "", n: int = 10,
+                          session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL
+                          ) -> tuple[list[ConversionCandidate], bool]:
+        """A whole reading's candidates (Effort.SENTENCE) without waiting long for the neural model: ranked with
+        it if its ranking is done (made in advance) or under way and done within `model_wait_s` seconds, else
+        without it, and the model's is not started; and whether the model's ranking is still to come (a
+        `candidates` call gives it)."""
+        return self._candidates(reading, context, n, session, personal, Effort.SENTENCE, model_wait_s)
+
+    def _candidates(self, reading: str, context: str, n: int, session: ModelSession | None, personal: PersonalData,
+                    effort: Effort, model_wait_s: float | None) -> tuple[list[ConversionCandidate], bool]:
         reading = to_hiragana(clean_reading(reading))
         if not reading:
-            return []
+            return [], False
         use_model = effort.uses_model and len(reading) <= MODEL_MAX_READING_CHARS and self.model_ready()
         merged: list[ConversionCandidate] = []
         suppressed: set[str] = set()
@@ -275,13 +290,15 @@ class Converter:
                     else:
                         merged.append(ConversionCandidate(entry.surface, CandidateSource.USER, entry.comment))
         ranked = None
+        model_to_come = False
         if use_model and model_wait_s is not None:
             ranked = self._ranked.ready(self._ranking_key(reading, context, n, effort, True), model_wait_s)
-            use_model = ranked is not None
+            model_to_come = ranked is None
+            use_model = not model_to_come
         if ranked is None:
             ranked = self._ranked.get(self._ranking_key(reading, context, n, effort, use_model),
                                       lambda: self._rank(reading, context, n, session, effort, use_model))
-        return self._finished(merged + list(ranked.ahead), reading, suppressed, ranked.behind)
+        return self._finished(merged + list(ranked.ahead), reading, suppressed, ranked.behind), model_to_come
 
     def _ranking_key(self, reading: str, context: str, n: int, effort: Effort, use_model: bool) -> Hashable:
         """Everything the ranking of the shared sources depends on: the user's data is merged afresh each time

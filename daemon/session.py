@@ -370,16 +370,19 @@ class InputSession:
         """One segment for the whole reading: whole-sentence candidates (model, dictionary N-best), ranked
         with the neural model's say if it comes within SPACE_MODEL_WAIT_S, else improved later."""
         reading = self.composer.reading()
-        candidates = self._whole_reading_conversion(SPACE_MODEL_WAIT_S)()
+        candidates, model_to_come = self.converter.timely_candidates(
+            SPACE_MODEL_WAIT_S, reading, self.context, self.settings.dictionary_candidates, self.model_session,
+            self.personal_data)
         segment = Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, CandidateSource.KANA)])
-        self._pending_improvement = PendingImprovement(segment, self._whole_reading_conversion())
+        self._pending_improvement = (PendingImprovement(segment, self._whole_reading_conversion()) if model_to_come
+                                     else None)
         return [segment]
 
-    def _whole_reading_conversion(self, model_wait_s: float | None = None) -> Callable[[], list[ConversionCandidate]]:
-        """The conversion Space asks for, as a call: made now, or in advance while the user pauses."""
+    def _whole_reading_conversion(self) -> Callable[[], list[ConversionCandidate]]:
+        """The whole reading's conversion with the neural model's say, as a call: made in advance while the user
+        pauses (Space then finds it done), or after Space answered without it."""
         return partial(self.converter.candidates, self.composer.reading(), self.context,
-                       self.settings.dictionary_candidates, self.model_session, self.personal_data,
-                       model_wait_s=model_wait_s)
+                       self.settings.dictionary_candidates, self.model_session, self.personal_data)
 
     def _start_conversion(self, segments: list[Segment]) -> None:
         self.segments = segments
@@ -582,8 +585,8 @@ class InputSession:
         return self.show_live(better, request_id)
 
     def conversion_to_improve(self) -> PendingImprovement | None:
-        """Once after Space converted the whole reading: what may improve it, to be made off the key's path and
-        given to improve_conversion."""
+        """Once after Space converted the whole reading without the neural model's ranking: what may improve it,
+        to be made off the key's path and given to improve_conversion."""
         pending, self._pending_improvement = self._pending_improvement, None
         return pending
 

@@ -15,8 +15,8 @@ class FakeConversion:
                  model_ranked: dict[str, list[str]] | None = None):
         self.words = words
         self.cuts = cuts or {}
-        # Readings the neural model ranks otherwise, and how: a call gets that unless it waits for the model at
-        # most `model_wait_s` while the model is late.
+        # Readings the neural model ranks otherwise, and how: a call gets that, unless it is timely_candidates and
+        # the model is late.
         self.model_ranked = model_ranked or {}
         self.model_late = False
         self.learned: list[list[tuple[str, str]]] = []
@@ -24,11 +24,19 @@ class FakeConversion:
         self.calls: list[tuple] = []  # every candidates() call's arguments, in order
 
     def candidates(self, reading: str, context: str = "", n: int = 10, session=None,
-                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE,
-                   model_wait_s: float | None = None):
+                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE):
+        return self._candidates(reading, context, n, session, personal, effort, with_model=effort.uses_model)
+
+    def timely_candidates(self, model_wait_s: float, reading: str, context: str = "", n: int = 10, session=None,
+                          personal: PersonalData = PersonalData.ALL):
+        model_to_come = self.model_late and reading in self.model_ranked
+        return (self._candidates(reading, context, n, session, personal, Effort.SENTENCE,
+                                 with_model=not model_to_come), model_to_come)
+
+    def _candidates(self, reading: str, context: str, n: int, session, personal: PersonalData, effort: Effort,
+                    with_model: bool):
         self.asked.append((reading, effort))
         self.calls.append((reading, context, n, session, personal, effort))
-        with_model = effort.uses_model and not (self.model_late and model_wait_s is not None)
         words = (self.model_ranked.get(reading) if with_model else None) or self.words.get(reading, [])
         words = words[:n]
         found = [ConversionCandidate(text, CandidateSource.DICTIONARY) for text in words]

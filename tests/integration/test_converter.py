@@ -260,15 +260,15 @@ def test_a_conversion_that_may_not_wait_for_the_model_gets_the_ranking_without_i
     worker = threading.Thread(target=lambda: in_advance.append(converter.candidates(reading, context)))
     worker.start()
     assert model.asked.wait(30)  # the model's ranking is under way
-    assert converter.candidates(reading, context, model_wait_s=0.01) == first_without
+    assert converter.timely_candidates(0.01, reading, context) == (first_without, True)
     model.release.set()
     worker.join(30)
     assert in_advance[0][0].text == model.favourite
-    assert converter.candidates(reading, context, model_wait_s=0.01) == in_advance[0]  # done: no waiting
+    assert converter.timely_candidates(0.01, reading, context) == (in_advance[0], False)  # done: no waiting
 
 
 def test_a_conversion_that_may_not_wait_never_starts_the_models_ranking():
     model = ScoresOnRequest("公演")
     converter = Converter(dictionary=system_dictionary(), engine=model, language_model=load_language_model())
-    converter.candidates("こうえん", "昨日の", model_wait_s=0.01)
+    assert converter.timely_candidates(0.01, "こうえん", "昨日の")[1]
     assert not model.asked.is_set()

@@ -130,6 +130,13 @@ def test_space_that_could_not_wait_for_the_model_shows_its_choice_once_it_comes(
     assert press(session, "Return").commit == "公演"
 
 
+def test_space_with_the_models_ranking_in_time_leaves_nothing_to_improve():
+    conversion, session = late_model_session()
+    conversion.model_late = False
+    assert press(session, *"kouen", "space").preedit.text == "公演"
+    assert session.conversion_to_improve() is None
+
+
 def test_the_models_ranking_with_the_same_first_candidate_changes_nothing_shown():
     conversion, session = late_model_session()
     conversion.model_ranked["こうえん"] = ["公園", "講演", "公演"]

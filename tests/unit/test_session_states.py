@@ -82,7 +82,7 @@ def test_the_converter_and_the_fake_offer_the_interface_the_session_uses():
     from daemon.converter import Conversion, Converter
 
     methods = [name for name, value in vars(Conversion).items() if not name.startswith("_") and callable(value)]
-    assert len(methods) == 6
+    assert len(methods) == 7
     for name in methods:
         wanted = list(inspect.signature(getattr(Conversion, name)).parameters)
         assert list(inspect.signature(getattr(Converter, name)).parameters) == wanted, name
