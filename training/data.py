@@ -228,8 +228,8 @@ def corpus_pairs(corpus: Path, seed: int = 0, text_lines: int | None = None) -> 
     for name in TEXT_FILES:
         path = text_dir / name
         if path.is_file():
-            lines = corpus_module.learnable_lines(corpus, path)[:text_lines]
-            yield from text_pairs(lines, path.stem, name in CONTINUOUS_TEXT, rng, tagger)
+            learnable = corpus_module.learnable_lines(corpus, path)[:text_lines]
+            yield from text_pairs(learnable, path.stem, name in CONTINUOUS_TEXT, rng, tagger)
 
 
 def vocabulary_characters(pairs: Iterable[Pair], min_count: int) -> list[str]:

@@ -19,6 +19,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 PART_BYTES = 15 * 2 ** 20  # under the 16 MiB a returned file may have
 MAX_RETURNED_FILES = 8
@@ -28,7 +29,7 @@ SMOKE_SECONDS = 20.0
 
 def split_file(path: Path, out: Path, part_bytes: int = PART_BYTES) -> list[dict]:
     """`path` cut into out/NAME.partNN files of at most part_bytes; their names, sizes and sha256."""
-    parts = []
+    parts: list[dict] = []
     with open(path, "rb") as f:
         while block := f.read(part_bytes):
             name = f"{path.name}.part{len(parts):02d}"
@@ -59,7 +60,7 @@ def check_device(device: str) -> dict:
     """What the run will use; stops with a clear message when the asked-for device is not there."""
     import torch
 
-    info = {"torch": torch.__version__, "device": device}
+    info: dict[str, Any] = {"torch": torch.__version__, "device": device}
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise SystemExit(f"no CUDA device visible to torch {torch.__version__}")
@@ -102,7 +103,7 @@ def smoke(train, common: list[str], work: Path, seconds: float, try_compile: boo
     eager = one(False)
     if not eager["loss_falls"]:
         raise SystemExit(f"smoke run: the loss did not fall ({eager})")
-    summary = {"eager": eager, "compiled": None, "compile": False}
+    summary: dict[str, Any] = {"eager": eager, "compiled": None, "compile": False}
     if try_compile:
         try:
             compiled = one(True)
@@ -111,7 +112,7 @@ def smoke(train, common: list[str], work: Path, seconds: float, try_compile: boo
         summary["compiled"] = compiled
         summary["compile"] = bool(compiled.get("loss_falls")) and \
             compiled["tokens_per_s"] > 1.05 * eager["tokens_per_s"]
-    return summary, summary["compile"]
+    return summary, bool(summary["compile"])
 
 
 def loss_tsv(losses: list[dict]) -> str:

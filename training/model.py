@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -109,9 +111,12 @@ class LlamaLM(nn.Module):
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
         self.apply(self._init)
-        for block in self.blocks:  # residual outputs scaled down with depth (GPT-2 style)
+        for block in self.typed_blocks():  # residual outputs scaled down with depth (GPT-2 style)
             for proj in (block.attn.o, block.mlp.down):
                 nn.init.normal_(proj.weight, std=0.02 / (2 * shape.n_layers) ** 0.5)
+
+    def typed_blocks(self) -> list[Block]:
+        return [cast(Block, block) for block in self.blocks]
 
     @staticmethod
     def _init(module: nn.Module) -> None:
@@ -127,7 +132,7 @@ class LlamaLM(nn.Module):
         length = tokens.shape[1]
         if length > self.shape.context:
             raise ValueError(f"sequence of {length} tokens exceeds the context of {self.shape.context}")
-        cos, sin = self.cos[:length], self.sin[:length]
+        cos, sin = cast(torch.Tensor, self.cos)[:length], cast(torch.Tensor, self.sin)[:length]
         x = self.embed(tokens)
         for block in self.blocks:
             x = block(x, cos, sin)
@@ -150,7 +155,7 @@ class LlamaLM(nn.Module):
 
         weights = {"embed": array(self.embed.weight), "norm": array(self.norm.weight),
                    "lm_head": array(self.lm_head.weight)}
-        for i, block in enumerate(self.blocks):
+        for i, block in enumerate(self.typed_blocks()):
             weights.update({
                 f"{i}.attn_norm": array(block.attn_norm.weight), f"{i}.ffn_norm": array(block.ffn_norm.weight),
                 f"{i}.q": array(block.attn.q.weight), f"{i}.k": array(block.attn.k.weight),

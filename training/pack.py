@@ -134,7 +134,8 @@ def write_shards(out: Path, prefix: str, examples: Iterator[PackedExample], id_d
                  budget_bytes: float) -> list[dict]:
     """Shards of SHARD_EXAMPLES written while they fit `budget_bytes`; the one that would not fit is cut to a
     prefix that does (found by bisection on its compressed size)."""
-    shards, used = [], 0
+    shards: list[dict] = []
+    used = 0
     while chunk := list(islice(examples, SHARD_EXAMPLES)):
         data = encode_shard(chunk, id_dtype)
         full = len(chunk) == SHARD_EXAMPLES
@@ -188,8 +189,8 @@ def pack(corpus: Path, out: Path, max_mib: float | None = 32.0, mix: dict[str, f
     budget -= sum(shard["bytes"] for shard in valid_shards)
     train_shards = write_shards(out, "train", packed_examples(ordered, tokenizer, source_index), id_dtype, budget)
     n_train = sum(shard["examples"] for shard in train_shards)
-    names = sorted(source_index, key=source_index.get)
-    obtained = Counter()
+    names = sorted(source_index, key=lambda name: source_index[name])
+    obtained: Counter[str] = Counter()
     for shard in train_shards:
         obtained.update({names[i]: n for i, n in shard.pop("by_source").items()})
     for shard in valid_shards:
@@ -210,7 +211,7 @@ def pack(corpus: Path, out: Path, max_mib: float | None = 32.0, mix: dict[str, f
     return manifest
 
 
-def vendor_site(out: Path, packages: Sequence[str] = DEVICE_PACKAGES) -> dict[str, str]:
+def vendor_site(out: Path, packages: Sequence[tuple[str, str]] = DEVICE_PACKAGES) -> dict[str, str]:
     """Copy the pure-Python packages the device run needs but the GPU machine lacks (the GGUF writer and its
     YAML import) from this environment into out/site, their .py files only; return their versions."""
     import importlib
@@ -218,7 +219,9 @@ def vendor_site(out: Path, packages: Sequence[str] = DEVICE_PACKAGES) -> dict[st
 
     versions = {}
     for name, distribution in packages:
-        source = Path(importlib.import_module(name).__file__).parent
+        module_file = importlib.import_module(name).__file__
+        assert module_file is not None  # a package of .py files
+        source = Path(module_file).parent
         target = out / "site" / name
         shutil.rmtree(target, ignore_errors=True)
         for path in sorted(source.rglob("*.py")):

@@ -54,6 +54,7 @@ class CharTokenizer:
             if is_marker:
                 marker = text
             else:
+                assert marker is not None  # the prompt starts with a marker
                 texts[marker] = text
         return ExampleParts(self.text(texts[CONTEXT_START]), self.text(texts[INPUT_START]), self.text(surface))
 

@@ -32,6 +32,7 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -73,8 +74,9 @@ class Batches:
                  oversample: dict[str, int] | None = None):
         self.examples, self.batch_size, self.seed, self.max_len = examples, batch_size, seed, max_len
         self.epoch_indices = epoch_indices(examples, oversample or {})
-        self._epoch, self._order = -1, []
-        self._bucket, self._batches = -1, []
+        self._epoch, self._bucket = -1, -1
+        self._order: list[int] = []
+        self._batches: list[list[tuple[list[int], int]]] = []
 
     def __call__(self, step: int) -> list[tuple[list[int], int]]:
         """The global batch of `step` as (ids, prompt length) examples."""
@@ -345,7 +347,7 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
     shape = CONFIGS[args.config]
     model = LlamaLM(shape, len(vocab)).to(device)
     objective = Objective(model)
-    runner = torch.nn.parallel.DistributedDataParallel(objective) if world.size > 1 else objective
+    runner: Any = torch.nn.parallel.DistributedDataParallel(objective) if world.size > 1 else objective
     if args.compile:
         runner = torch.compile(runner, dynamic=True)
     matrices = [p for p in model.parameters() if p.dim() >= 2]  # norms are not decayed
@@ -449,6 +451,7 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
         return {}
 
     model.eval()
+    exported_step: int | None
     final_valid, exported_step = valid_loss(model, valid, args.valid_loss_items, device), step
     if best.weights is not None and final_valid is not None and best.loss < final_valid:
         model.load_state_dict(best.weights)  # many passes over a small pack: the step that generalised best

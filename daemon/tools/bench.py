@@ -57,8 +57,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 READING = "キョウハテンキガイイノデコウエンヲサンポシ"  # 21 kana
 BEAMS = (3, 8, 16)
@@ -102,7 +104,7 @@ def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
 
     decoder.greedy(prompt, max_new, stops)  # warm-up: page in the weights
     prompt_ms = _median_ms(cold(lambda: decoder.prefill(prompt)), repeat)
-    ctx = decoder._ctx
+    ctx = decoder._context()
     decoder.prefill(prompt)
     step_times = []
     for i in range(max(repeat, 10)):
@@ -209,6 +211,11 @@ SCORED_CANDIDATES = 10  # the rescoring's dictionary candidates per reading
 UBATCHES = (0, 64, 16)  # 0: the whole batch as one ubatch (so is a smaller batch than n_ubatch)
 
 
+def decode_columns(rows: Sequence[tuple[int, int, int | Sequence[int]]]) -> tuple[list[int], list[int], list]:
+    """Batch rows (token, position, sequence id or ids) as Context.decode's tokens, positions and sequences."""
+    return [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
+
+
 def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: int) -> dict:
     """Several sessions' keystrokes at once, each rescoring its reading's dictionary candidates with the model
     (the re-decoded prompt tail, then the candidates' token trie): one context and two decodes per session, one
@@ -226,14 +233,15 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
     path, entry = resolve_model(model_name)
     model = Model(path)
     dictionary = SystemDictionary()
-    keystrokes = []  # (prompt before the key, prompt after it, candidates in tokens)
+    # (prompt before the key, prompt after it, candidates in tokens)
+    keystrokes: list[tuple[list[int], list[int], list[list[int]]]] = []
     for item in live_items(set_path, 4 * max(BATCHED_SESSIONS))[0]:
         reading = to_katakana(item.reading)
         if len(reading) < 4 or len(keystrokes) == max(BATCHED_SESSIONS):
             continue
         prompts = [conversion_prompt(model, entry, r, item.context) for r in (reading[:-1], reading)]
         texts = [c.text for c in dictionary.convert(reading, SCORED_CANDIDATES)]
-        keystrokes.append((*prompts, [model.tokenize(t, special=False) for t in texts]))
+        keystrokes.append((prompts[0], prompts[1], [model.tokenize(t, special=False) for t in texts]))
     if not keystrokes:
         raise ValueError(f"{set_path}: no reading of 4 kana or more that romaji can type")
     keystrokes = [keystrokes[i % len(keystrokes)] for i in range(max(BATCHED_SESSIONS))]  # a short set repeats
@@ -265,25 +273,27 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
         times, scores = [], []
         for _ in range(repeat):
             ctx.clear()
-            rows = [(t, i, k * span) for k, (before, _, _) in enumerate(work) for i, t in enumerate(before)]
-            ctx.decode(*(list(c) for c in zip(*rows)), [False] * len(rows))
+            prompt_rows = [(t, i, k * span) for k, (before, _, _) in enumerate(work) for i, t in enumerate(before)]
+            ctx.decode(*decode_columns(prompt_rows), [False] * len(prompt_rows))
             start = time.perf_counter()
-            rows, lasts = [], []
+            tail_rows: list[tuple[int, int, int]] = []
+            lasts = []
             for k, (before, after, _) in enumerate(work):
                 common = min(common_prefix_len(before, after), len(after) - 1)
                 ctx.seq_rm(k * span, common, -1)
-                rows += [(t, i, k * span) for i, t in enumerate(after) if i >= common]
-                lasts.append(len(rows) - 1)
-            firsts = log_softmax(ctx.decode(*(list(c) for c in zip(*rows)), [i in lasts for i in range(len(rows))]))
-            rows, nodes = [], []
+                tail_rows += [(t, i, k * span) for i, t in enumerate(after) if i >= common]
+                lasts.append(len(tail_rows) - 1)
+            firsts = log_softmax(ctx.decode(*decode_columns(tail_rows), [i in lasts for i in range(len(tail_rows))]))
+            rows: list[tuple[int, int, list[int]]] = []
+            nodes = []
             for k, ((_, after, candidates), trie) in enumerate(zip(work, trie_rows)):
                 for slot in range(1, len(candidates) + 1):
                     ctx.seq_cp(k * span, k * span + slot)
                 for prefix, slots in trie.items():
                     rows.append((prefix[-1], len(after) + len(prefix) - 1, [k * span + s for s in slots]))
                     nodes.append((k, prefix))
-            logprobs = log_softmax(ctx.decode(*(list(c) for c in zip(*rows)), [True] * len(rows)))
-            after_rows = [{} for _ in work]
+            logprobs = log_softmax(ctx.decode(*decode_columns(rows), [True] * len(rows)))
+            after_rows: list[dict[tuple[int, ...], Any]] = [{} for _ in work]
             for (k, prefix), row in zip(nodes, logprobs):
                 after_rows[k][prefix] = row
             scores = [[candidate_score(firsts[k], after_rows[k], c, model.eos) for c in candidates]
@@ -333,7 +343,7 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
     key_ms = [await timed(lambda i=i: session.key("a" if i % 2 == 0 else "BackSpace")) for i in range(keys)]
     await session.close()
     rss = {"0": _rss_mib(daemon_pid)}
-    sessions = []
+    sessions: list = []
     for count in (1, 10, 50):
         while len(sessions) < count:
             s = await ClientSession.create(bus)
@@ -506,6 +516,7 @@ def _with_daemon(model: str | None, measure, config: str = ""):
             config_file.write_text(config, encoding="utf-8")
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                                stdout=subprocess.PIPE, text=True)
+        assert bus.stdout is not None  # a pipe, asked for
         address = bus.stdout.readline().strip()
         env = {**os.environ, "XDG_DATA_HOME": f"{tmp}/data", "XDG_CONFIG_HOME": f"{tmp}/config"}
         command = [sys.executable, "-m", "daemon.server", "--bus", address]
@@ -651,7 +662,8 @@ class LiveItem:
 def live_items(path: Path, limit: int) -> tuple[list[LiveItem], int]:
     """The first `limit` items of an evaluation set (JSON lines with "input" and "context") that romaji can
     type, and how many of those first items it cannot."""
-    items, skipped = [], 0
+    items: list[LiveItem] = []
+    skipped = 0
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             if len(items) + skipped >= limit:
@@ -745,6 +757,8 @@ def _mozc_typing(items: list[LiveItem], interval_s: float) -> tuple[dict | None,
     if not PEERS.is_file():
         return None, f"{PEERS} not found"
     spec = importlib.util.spec_from_file_location("tsuzuri_bench_peers", PEERS)
+    if spec is None or spec.loader is None:
+        return None, f"{PEERS} cannot be loaded"
     peers = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(peers)
     try:

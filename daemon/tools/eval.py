@@ -83,7 +83,7 @@ def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: b
         dictionary = _loaded_dictionary() if dictionary_draft or constrained else None
 
         def convert(reading: str, context: str, n: int) -> list[str]:
-            draft = dictionary.convert(reading, 1)[0].text if dictionary_draft else None
+            draft = dictionary.convert(reading, 1)[0].text if dictionary is not None and dictionary_draft else None
             words = spellings(dictionary, reading) if constrained else None
             return [c.text for c in session.convert(reading, context, width(n), draft, words)
                     if c.source == "model"]

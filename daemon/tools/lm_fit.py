@@ -41,7 +41,7 @@ class ItemCandidates:
     reading: str  # katakana
     context: str
     texts: list[str]
-    costs: list[int]
+    costs: list[float | None]
     morphemes: list[int]
     accepted: list[bool]
 
@@ -155,7 +155,7 @@ def cross_validated(x, mask, gold, use, folds: np.ndarray) -> np.ndarray:
 def select_features(x, mask, gold, folds, candidates: list[str]) -> tuple[np.ndarray, list[dict]]:
     """Backward elimination on pooled cross-validated acc@1: drop a feature while that does not hurt."""
     use = np.array([name in candidates for name in FEATURE_NAMES])
-    trail = [{"features": [n for n, u in zip(FEATURE_NAMES, use) if u],
+    trail: list[dict] = [{"features": [n for n, u in zip(FEATURE_NAMES, use) if u],
               "cv_acc@1": round(float(cross_validated(x, mask, gold, use, folds).mean()), 4)}]
     while use.sum() > 1:
         best_drop, best_score = None, trail[-1]["cv_acc@1"]
@@ -216,7 +216,7 @@ def _fitted(x, mask, gold, folds, names) -> tuple[dict, np.ndarray]:
     """Features selected among `names`, their weights fitted on all the items given, and which items the
     cross-validated weights get right."""
     use, trail = select_features(x, mask, gold, folds, list(names))
-    report = {"items": len(x), "selection": trail, "weights": asdict(Weights.of(fit_logit(x, mask, gold, use)))}
+    report = {"items": len(x), "selection": trail, "weights": asdict(Weights.of(list(fit_logit(x, mask, gold, use))))}
     return report, cross_validated(x, mask, gold, use, folds)
 
 

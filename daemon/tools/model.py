@@ -63,11 +63,11 @@ def main(argv: list[str] | None = None) -> int:
                 path, _ = resolve_model(name)
                 print(f"{name}\t{entry.format}\t{entry.source}\t{'present' if path.exists() else 'absent'}")
         elif args.command == "download":
-            entry = load_registry().get(args.name)
-            if entry is None:
+            wanted = load_registry().get(args.name)
+            if wanted is None:
                 raise RegistryError(f"unknown model {args.name!r}")
-            path = download(entry, args.dir or models_dir())
-            print(f"{path}\tsha256 {verify(path, entry)}")
+            path = download(wanted, args.dir or models_dir())
+            print(f"{path}\tsha256 {verify(path, wanted)}")
         else:
             path, entry = resolve_model(args.name)
             if not path.exists():
