@@ -9,10 +9,17 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pipe(stream: IO[str] | None) -> IO[str]:
+    """A child's pipe that Popen was asked for (it types them as optional)."""
+    assert stream is not None
+    return stream
 
 
 @contextmanager
@@ -56,13 +63,13 @@ def activating_bus(root: Path, service_dir: Path):
         bus_daemon = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address"],
                                       stdout=subprocess.PIPE, stderr=log, text=True)
     try:
-        address = bus_daemon.stdout.readline().strip()
+        address = pipe(bus_daemon.stdout).readline().strip()
         assert address, (root / "dbus-daemon.log").read_text()
         yield address
     finally:
         bus_daemon.terminate()
         bus_daemon.wait(timeout=10)
-        bus_daemon.stdout.close()
+        pipe(bus_daemon.stdout).close()
 
 
 # A session bus that lets other users connect too, as a shared or proxied bus would: the daemon itself must
@@ -131,7 +138,8 @@ def running_daemon(address: str, home: Path, model: str | None, extra_env: dict 
         deadline = time.monotonic() + 60
         while client(address, "status").returncode != 0:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"daemon did not come up: {proc.stderr.read() if proc.poll() is not None else ''}")
+                said = pipe(proc.stderr).read() if proc.poll() is not None else ""
+                raise RuntimeError(f"daemon did not come up: {said}")
             time.sleep(0.1)
         # One conversion waits for the daemon's warm-up (dictionary, emoji index): the tests are about
         # behaviour, and a frontend's first key must not race a cold start on a loaded CI machine.

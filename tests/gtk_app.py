@@ -21,6 +21,12 @@ def say(**event) -> None:
     print(json.dumps(event, ensure_ascii=False), flush=True)
 
 
+def focused(widget: str) -> bool:
+    """Reports the focus; False: GTK goes on handling the focus-in."""
+    say(focus=widget)
+    return False
+
+
 def screen_rectangle(widget: Gtk.Widget) -> list[int]:
     origin_x, origin_y = widget.get_toplevel().get_window().get_origin()[1:]
     x, y = widget.translate_coordinates(widget.get_toplevel(), 0, 0)
@@ -45,8 +51,8 @@ def main() -> int:
     buffer.connect("changed", lambda b: say(textview=b.get_text(b.get_start_iter(), b.get_end_iter(), False)))
     entry.connect("preedit-changed", lambda _widget, text: say(entry_preedit=text))
     text_view.connect("preedit-changed", lambda _widget, text: say(textview_preedit=text))
-    entry.connect("focus-in-event", lambda *_: say(focus="entry") or False)
-    text_view.connect("focus-in-event", lambda *_: say(focus="textview") or False)
+    entry.connect("focus-in-event", lambda *_: focused("entry"))
+    text_view.connect("focus-in-event", lambda *_: focused("textview"))
 
     def announce() -> bool:
         say(ready={"entry": screen_rectangle(entry), "textview": screen_rectangle(text_view)})

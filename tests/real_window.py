@@ -18,10 +18,13 @@ from pathlib import Path
 import pytest
 
 from frontends.ibus.install import SYSTEM_PYTHON
+from tests.dbus_fixtures import pipe
 
 TESTS = Path(__file__).resolve().parent
 # Each toolkit's test application (the same window and events) and what it needs from Debian.
-APPS = {"gtk3": ([TESTS / "gtk_app.py"], "import gi; gi.require_version('Gtk', '3.0')", "python3-gi, gir1.2-gtk-3.0"),
+# toolkit → (its application's arguments, a probe that imports the toolkit, the Debian packages it needs)
+APPS: dict[str, tuple[list, str, str]] = {
+        "gtk3": ([TESTS / "gtk_app.py"], "import gi; gi.require_version('Gtk', '3.0')", "python3-gi, gir1.2-gtk-3.0"),
         "gtk4": ([TESTS / "gtk4_app.py"], "import gi; gi.require_version('Gtk', '4.0')", "python3-gi, gir1.2-gtk-4.0"),
         "qt5": ([TESTS / "qt_app.py", "5"], "import PyQt5.QtWidgets", "python3-pyqt5"),
         "qt6": ([TESTS / "qt_app.py", "6"], "import PyQt6.QtWidgets", "python3-pyqt6")}
@@ -96,7 +99,7 @@ class Window:
         self.process.wait(10)
 
     def _read(self) -> None:
-        for line in self.process.stdout:
+        for line in pipe(self.process.stdout):
             self._events.put(json.loads(line))
         self._events.put(None)
 

@@ -69,11 +69,11 @@ async def serve(address: str, log_path: str, slow_keyval: int, slow_seconds: flo
             return Message.new_method_return(call, "o", [path])
         if call.interface != SESSION_INTERFACE or call.member not in ("Send", "Close"):
             return None
-        session = sessions.get(call.path)
+        session = sessions.get(call.path or "")
         if session is None:
             return Message.new_error(call, ERROR_UNKNOWN_SESSION, f"no session {call.path}")
         if call.member == "Close":
-            del sessions[call.path]
+            del sessions[call.path or ""]
             return Message.new_method_return(call)
         try:
             message = decode(bytes(call.body[0]), FRONTEND_MESSAGES)

@@ -102,13 +102,14 @@ def test_greedy_with_prefix_reuse_equals_fresh_context(exact):
 def recording_batch_sizes(decoder: SessionDecoder) -> list[int]:
     """Make the decoder's context record the size of every batch it decodes."""
     sizes: list[int] = []
-    original = decoder._ctx.decode
+    context = decoder._context()
+    original = context.decode
 
     def decode(tokens, *args, **kwargs):
         sizes.append(len(tokens))
         return original(tokens, *args, **kwargs)
 
-    decoder._ctx.decode = decode
+    context.decode = decode  # type: ignore[method-assign]
     return sizes
 
 

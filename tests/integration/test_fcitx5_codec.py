@@ -20,8 +20,8 @@ from ime_protocol import (INPUT_MODES, MAX_CANDIDATES, MAX_MESSAGE_BYTES, MAX_PA
                           PreeditSegment, ProtocolError, Reset, SegmentStyle, SelectCandidate, SetInputMode,
                           SurroundingDeletion, SurroundingText, decode, encode)
 from tests.fcitx5_build import ADDON_SOURCE, build_addon
-from tests.unit.test_protocol import (GARBAGE, LIMIT_CASES, OUTPUT, STRATEGIES, UINT32, REQUEST_IDS, locations, maps_in,
-                                 patched, texts)
+from tests.unit.test_protocol import (GARBAGE, LIMIT_CASES, OUTPUT, STRATEGIES, UINT32, REQUEST_IDS, WINDOW, locations,
+                                      maps_in, patched, texts)
 
 HEADER = (ADDON_SOURCE / "src" / "protocol.h").read_text(encoding="utf-8")
 NON_BMP = "𠮷😀"  # four UTF-8 bytes each, one code point each (two UTF-16 units)
@@ -93,7 +93,9 @@ def assert_decoded_alike(codec: Codec, data: bytes) -> None:
 # --- What the addon sends -----------------------------------------------------------------------------
 
 def cpp_enum(name: str) -> list[str]:
-    body = re.search(rf"enum class {name} \{{([^}}]*)\}}", HEADER).group(1)
+    found = re.search(rf"enum class {name} \{{([^}}]*)\}}", HEADER)
+    assert found is not None, name
+    body = found.group(1)
     return [word.strip() for word in body.split(",")]
 
 
@@ -253,7 +255,7 @@ EDGE_BYTES = [
     patched_output(("candidates", "items"), []), patched_output(("candidates", "labels"), "123"),
     patched_output(("candidates", "labels"), "1"), patched_output(("candidates", "labels"), NON_BMP),
     patched_output(("candidates", "page_size"), 0),
-    patched(dataclasses.replace(OUTPUT, candidates=CandidateWindow(OUTPUT.candidates.items, 0, MAX_PAGE_SIZE,
+    patched(dataclasses.replace(OUTPUT, candidates=CandidateWindow(WINDOW.items, 0, MAX_PAGE_SIZE,
                                                                     "x" * MAX_PAGE_SIZE)),
             ("candidates", "page_size"), MAX_PAGE_SIZE + 1),
     patched_output(("candidates", "items"), [{"text": "x", "annotation": ""}] * (MAX_CANDIDATES + 1)),
@@ -348,7 +350,9 @@ def test_random_bytes_are_refused_without_a_crash(codec, data):
 # --- The addon's constants ----------------------------------------------------------------------------
 
 def cpp_constant(name: str) -> int:
-    expression = re.search(rf"constexpr \w+ {name} = ([^;]+);", HEADER).group(1)
+    found = re.search(rf"constexpr \w+ {name} = ([^;]+);", HEADER)
+    assert found is not None, name
+    expression = found.group(1)
     return eval(re.sub(r"(\d+)u(ll)?\b", r"\1", expression))  # C integer literals, as Python reads them
 
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import pytest
 
 from frontends.ibus.install import COMPONENT_NAME, ENGINE_NAME, ENGINE_SCRIPT, SYSTEM_PYTHON, install
-from tests.dbus_fixtures import REPO, private_bus, running_daemon
+from tests.dbus_fixtures import REPO, pipe, private_bus, running_daemon
 
 DRIVER = REPO / "frontends" / "ibus" / "driver.py"
 NO_MODEL = "/nonexistent/model.gguf"  # the daemon then serves dictionary conversions
@@ -82,18 +82,19 @@ class Driver:
     def __init__(self, env: dict):
         self.process = subprocess.Popen([str(SYSTEM_PYTHON), str(DRIVER), ENGINE_NAME], env=env, text=True,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        assert json.loads(self.process.stdout.readline()) == {"ready": True}
+        self.stdin, self.stdout = pipe(self.process.stdin), pipe(self.process.stdout)
+        assert json.loads(self.stdout.readline()) == {"ready": True}
 
     def run(self, **command) -> dict:
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
+        self.stdin.write(json.dumps(command) + "\n")
+        self.stdin.flush()
+        return json.loads(self.stdout.readline())
 
     def type(self, *keys: str) -> dict:
         return self.run(keys=list(keys))
 
     def close(self) -> None:
-        self.process.stdin.close()
+        self.stdin.close()
         self.process.wait(10)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from ime_protocol import FRONTEND_MESSAGES, FocusIn, InputPurpose, KeyEvent, SetInputMode, SurroundingText, decode
 from ime_protocol.recovery import COMPOSITION_ENDING_MESSAGES, FIELD_STATE_MESSAGES, MAX_REPLAYED_KEYS
-from tests.dbus_fixtures import REPO, private_bus
+from tests.dbus_fixtures import REPO, pipe, private_bus
 from tests.fcitx5_build import ADDON_SOURCE, build_addon
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")  # the IBus shim runs under it (frontends/ibus/install.py)
@@ -53,14 +53,14 @@ class RecordingDaemon:
         if slow:
             args += ["--slow-keyval", str(SLOW_KEY), "--slow-seconds", "5"]
         self.process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
-        if self.process.stdout.readline().strip() != "ready":
+        if pipe(self.process.stdout).readline().strip() != "ready":
             self.kill()
             pytest.fail("the recording daemon did not come up")
 
     def kill(self) -> None:
         self.process.kill()  # as a crash would: no reply to what it still holds
         self.process.wait(10)
-        self.process.stdout.close()
+        pipe(self.process.stdout).close()
 
 
 def run(command: list[str], address: str, root: Path, steps: list[str]) -> tuple[list[list], list[str]]:
@@ -78,13 +78,13 @@ def run(command: list[str], address: str, root: Path, steps: list[str]) -> tuple
                 logs.append(root / f"daemon-{len(logs) + 1}.log")
                 daemon = RecordingDaemon(address, logs[-1], slow=False)
                 continue
-            driver.stdin.write(step + "\n")
-            driver.stdin.flush()
-            answers.append(driver.stdout.readline().strip())
+            pipe(driver.stdin).write(step + "\n")
+            pipe(driver.stdin).flush()
+            answers.append(pipe(driver.stdout).readline().strip())
             assert answers[-1], f"the driver exited with {driver.wait(10)}"
     finally:
         daemon.kill()
-        driver.stdin.close()
+        pipe(driver.stdin).close()
         driver.wait(10)
     received = []
     for log in logs:
@@ -164,7 +164,9 @@ def test_the_addons_replay_tables_are_ime_protocols():
     source = (ADDON_SOURCE / "src" / "daemon_session.cpp").read_text(encoding="utf-8")
 
     def kinds(name: str) -> tuple[str, ...]:
-        return tuple(re.findall(r"RequestKind::(\w+)", re.search(rf"{name}\[\] = \{{([^}}]*)\}}", source).group(1)))
+        found = re.search(rf"{name}\[\] = \{{([^}}]*)\}}", source)
+        assert found is not None, name
+        return tuple(re.findall(r"RequestKind::(\w+)", found.group(1)))
     assert kinds("FIELD_STATE_KINDS") == tuple(message.__name__ for message in FIELD_STATE_MESSAGES)
     assert kinds("COMPOSITION_ENDING_KINDS") == tuple(message.__name__ for message in COMPOSITION_ENDING_MESSAGES)
     assert re.search(r"MAX_REPLAYED_KEYS = (\d+);", source).group(1) == str(MAX_REPLAYED_KEYS)

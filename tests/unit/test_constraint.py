@@ -11,7 +11,8 @@ LENGTH = 5
 
 def chains(length: int, spans) -> set[tuple[int, ...]]:
     """Every concatenation of spans' tokens along a chain of spans from 0 to `length` (brute force)."""
-    found, frontier = set(), [(0, ())]
+    found: set[tuple[int, ...]] = set()
+    frontier: list[tuple[int, tuple[int, ...]]] = [(0, ())]
     while frontier:
         position, tokens = frontier.pop()
         if position == length:
@@ -24,7 +25,8 @@ def chains(length: int, spans) -> set[tuple[int, ...]]:
 
 def accepted(constraint: SpellingConstraint, max_tokens: int) -> set[tuple[int, ...]]:
     """Every token sequence of at most `max_tokens` the automaton walks to an accepting state."""
-    found, frontier = set(), [((), constraint.initial())]
+    found: set[tuple[int, ...]] = set()
+    frontier: list[tuple[tuple[int, ...], frozenset[tuple[int, int]]]] = [((), constraint.initial())]
     while frontier:
         tokens, state = frontier.pop()
         if constraint.accepts(state):

@@ -5,6 +5,7 @@ import math
 import pickle
 import subprocess
 import sys
+from typing import Any, cast
 
 import msgpack
 import pytest
@@ -24,7 +25,7 @@ ALL_MESSAGES = FRONTEND_MESSAGES + DAEMON_MESSAGES
 
 # --- Strategies for valid messages ----------------------------------------------------------------
 
-CHARS = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
+CHARS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
 
 
 def texts(max_size: int, min_size: int = 0) -> st.SearchStrategy[str]:
@@ -83,11 +84,10 @@ KEY = KeyEvent(ord("a"), 38, SHIFT_MASK, 7)
 SURROUNDING = SurroundingText("今日は", 1, 3)
 SELECT = SelectCandidate(2, 8)
 STATUS = Status("failed", "tiny", "out of memory")
+WINDOW = CandidateWindow((CandidateItem("今日", ""), CandidateItem("京", "都"), CandidateItem("強", "")), 1, 2, "12")
 OUTPUT = Output(7, True, "", Preedit((PreeditSegment("きょう", SegmentStyle.HIGHLIGHT),
                                       PreeditSegment("は", SegmentStyle.UNDERLINE)), 4),
-                CandidateWindow((CandidateItem("今日", ""), CandidateItem("京", "都"), CandidateItem("強", "")),
-                                1, 2, "12"),
-                "きょう", "hiragana", SurroundingDeletion(3, 0))
+                WINDOW, "きょう", "hiragana", SurroundingDeletion(3, 0))
 
 
 def wire_of(message) -> dict:
@@ -183,7 +183,8 @@ MSGPACK_VALUES = st.recursive(
     | st.binary(max_size=4),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=6)
-FIELD_NAMES = sorted({field.name for message_type in ALL_MESSAGES for field in dataclasses.fields(message_type)})
+FIELD_NAMES = sorted({field.name for message_type in ALL_MESSAGES
+                      for field in dataclasses.fields(cast(Any, message_type))})
 TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, STATUS, OUTPUT, FocusOut(), Reset(),
                                                     Discard(), FocusIn(InputPurpose.URL), SetInputMode("direct")))
 
@@ -417,29 +418,30 @@ def test_positions_at_the_end_of_the_text_are_valid():
     assert Preedit((PreeditSegment("𠮷野", SegmentStyle.NONE),), 2).cursor == 2  # code points, not UTF-16
 
 
+# Wrong types on purpose (type: ignore for mypy): the constructors refuse them at run time.
 @pytest.mark.parametrize("construct", [
     lambda: KeyEvent(True, 0, 0, 0),
-    lambda: KeyEvent(97.0, 0, 0, 0),
+    lambda: KeyEvent(97.0, 0, 0, 0),  # type: ignore[arg-type]
     lambda: KeyEvent(97, 0, 0, -1),
     lambda: KeyEvent(97, 0, RELEASE_MASK * 4, 0),
     lambda: SurroundingText("ab", 3, 0),
     lambda: SurroundingText("\ud800", 0, 0),
     lambda: SurroundingText("a\x00b", 0, 0),
-    lambda: SurroundingText(b"ab", 0, 0),
-    lambda: FocusIn("password"),
+    lambda: SurroundingText(b"ab", 0, 0),  # type: ignore[arg-type]
+    lambda: FocusIn("password"),  # type: ignore[arg-type]
     lambda: SetInputMode("romaji"),
     lambda: SelectCandidate(MAX_CANDIDATES, 0),
-    lambda: PreeditSegment("x", "none"),
-    lambda: Preedit([PreeditSegment("x", SegmentStyle.NONE)], 0),
+    lambda: PreeditSegment("x", "none"),  # type: ignore[arg-type]
+    lambda: Preedit([PreeditSegment("x", SegmentStyle.NONE)], 0),  # type: ignore[arg-type]
     lambda: Preedit((PreeditSegment("x", SegmentStyle.NONE),), 2),
-    lambda: Preedit(("x",), 0),
+    lambda: Preedit(("x",), 0),  # type: ignore[arg-type]
     lambda: CandidateWindow((), 0, 1, "1"),
     lambda: CandidateWindow((CandidateItem("a", ""),), 1, 1, "1"),
     lambda: CandidateWindow((CandidateItem("a", ""),), 0, 2, "1"),
-    lambda: Output(0, 1, "", Preedit((), 0), None, "", "hiragana"),
-    lambda: Output(0, True, "", None, None, "", "hiragana"),
-    lambda: Output(0, True, "", Preedit((), 0), CandidateItem("a", ""), "", "hiragana"),
-    lambda: Output(0, True, "", Preedit((), 0), None, "", "hiragana", (3, 0)),
+    lambda: Output(0, 1, "", Preedit((), 0), None, "", "hiragana"),  # type: ignore[arg-type]
+    lambda: Output(0, True, "", None, None, "", "hiragana"),  # type: ignore[arg-type]
+    lambda: Output(0, True, "", Preedit((), 0), CandidateItem("a", ""), "", "hiragana"),  # type: ignore[arg-type]
+    lambda: Output(0, True, "", Preedit((), 0), None, "", "hiragana", (3, 0)),  # type: ignore[arg-type]
     lambda: SurroundingDeletion(0, 0),
     lambda: SurroundingDeletion(-1, 2),
     lambda: Status("ready", "m" * (MAX_SHORT_TEXT_CHARS + 1), ""),

@@ -34,10 +34,10 @@ def run_search(beam: int, max_new: int, constraint: SpellingConstraint | None = 
 
 def brute_force(max_new: int) -> list[tuple[float, tuple[int, ...]]]:
     """Every finished or max-length sequence with its score."""
-    results = []
-    frontier = [((), 0.0)]
+    results: list[tuple[float, tuple[int, ...]]] = []
+    frontier: list[tuple[tuple[int, ...], float]] = [((), 0.0)]
     for depth in range(max_new):
-        nxt = []
+        nxt: list[tuple[tuple[int, ...], float]] = []
         for prefix, score in frontier:
             lp = toy_logprobs(prefix)
             for t in range(VOCAB):

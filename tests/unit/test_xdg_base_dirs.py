@@ -61,7 +61,9 @@ def configure(tmp_path_factory):
         done = subprocess.run(["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DTSUZURI_USER_INSTALL=ON"],
                               capture_output=True, text=True, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
-        return Path(re.search(r"tsuzuri: the addon goes to .*, its data to (.*)", done.stdout).group(1))
+        found = re.search(r"tsuzuri: the addon goes to .*, its data to (.*)", done.stdout)
+        assert found is not None, done.stdout
+        return Path(found.group(1))
     return data_dir
 
 
