@@ -239,9 +239,9 @@ class Converter:
         # Rankings of recent readings: a conversion started in advance (while the user pauses) serves Space,
         # and one reading converted again (Space, Escape, Space) costs nothing.
         self._ranked: ComputedOnce[Hashable, Ranking] = ComputedOnce(RANKINGS_KEPT)
-        # What the rankings with and without the neural model rescore, shared: Space's ranking without the model
-        # costs nothing more once the one with it is under way.
-        self._pools: ComputedOnce[Hashable, RescoringPool] = ComputedOnce(RANKINGS_KEPT)
+        # What a whole reading's rankings with and without the neural model rescore, shared: Space's ranking
+        # without the model costs nothing more once the one with it is under way. Keyed (reading, context, n).
+        self._sentence_pools: ComputedOnce[Hashable, RescoringPool] = ComputedOnce(RANKINGS_KEPT)
         # Sessions convert on several worker threads; the user's files are plain dicts saved meanwhile.
         self._userdata_lock = threading.Lock()
 
@@ -313,8 +313,13 @@ class Converter:
         model = self._model(reading, context, session) if use_model else []
         if self.language_model is not None:
             language_model = self.language_model
-            pool = self._pools.get((reading, context, n, effort),
-                                   lambda: self._pool_to_rescore(language_model, reading, context, n, effort))
+
+            def rescoring_pool() -> RescoringPool:
+                return self._pool_to_rescore(language_model, reading, context, n, effort)
+
+            # Only the effort the model has a say in ranks one pool twice; a keystroke's pool is used once.
+            pool = (self._sentence_pools.get((reading, context, n), rescoring_pool) if effort.uses_model
+                    else rescoring_pool())
             likely, unlikely = self._rescored(reading, context, pool, session, use_model)
             # The list holds the n best rescored and the dictionary's own first n; the model's conversions (if
             # asked for) come right after the best one, the unlikely ones only after the kana forms and rewriters.

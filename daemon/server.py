@@ -166,7 +166,7 @@ class TsuzuriService:
             if msg.signature != method.in_signature:
                 raise CallError(ERROR_INVALID_ARGS,
                                 f"expected arguments ({method.in_signature}), got ({msg.signature})")
-            assert method.handler is not None  # handle_message answers the methods without one
+            assert method.handler is not None  # handle_message refuses the methods without one
             reply = Message.new_method_return(msg, method.out_signature, await method.handler(self, msg, *msg.body))
         except CallError as exc:
             reply = Message.new_error(msg, exc.name, str(exc))
