@@ -32,6 +32,14 @@ def display():
         yield name
 
 
+def use_fcitx_input_method(env: dict, input_method: str) -> None:
+    """fcitx5's controller switches the field focused last (on the bus of `env`) to `input_method`."""
+    done = subprocess.run(["dbus-send", f"--bus={env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
+                           "--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1.SetCurrentIM",
+                           f"string:{input_method}"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 @dataclass
 class Desktop:
     """A GTK window typed into through one framework, with tsuzuri-daemon behind it."""
@@ -49,12 +57,8 @@ class Desktop:
             subprocess.run(["ibus", "engine", input_method], env=env, capture_output=True)
             current = subprocess.run(["ibus", "engine"], env=env, capture_output=True, text=True).stdout.strip()
             assert current == input_method
-        else:  # fcitx's controller acts on the focused field
-            done = subprocess.run(["dbus-send", f"--bus={env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
-                                   "--dest=org.fcitx.Fcitx5", "/controller",
-                                   "org.fcitx.Fcitx.Controller1.SetCurrentIM", f"string:{input_method}"],
-                                  capture_output=True, text=True)
-            assert done.returncode == 0, done.stderr
+        else:
+            use_fcitx_input_method(env, input_method)
 
     def use_tsuzuri(self, widget: str = "entry", window: Window | None = None) -> None:
         """Switches the focused `widget` of `window` (this desktop's by default) to Tsuzuri, once it converts:

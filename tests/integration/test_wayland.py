@@ -11,13 +11,12 @@ Needs Debian's sway, wtype, util-linux (setpriv, to run sway as nobody when the 
 gir1.2-gtk-3.0 and gir1.2-gtk-4.0 besides what the fcitx5 tests need; skips without them.
 """
 import os
-import subprocess
 
 import pytest
 
 from tests.dbus_fixtures import running_daemon
 from tests.integration.test_frontend_fcitx5 import addon_build, running_fcitx  # noqa: F401 (fixture)
-from tests.integration.test_real_window import wait_until_the_daemon_reconverts
+from tests.integration.test_real_window import use_fcitx_input_method, wait_until_the_daemon_reconverts
 from tests.real_window import missing_requirement as missing_toolkit
 from tests.wayland import WaylandWindow, sway_display
 
@@ -48,14 +47,7 @@ def window(request, addon_build, tmp_path_factory):  # noqa: F811
 def use_tsuzuri(window: WaylandWindow) -> None:
     """The focused field on Tsuzuri (fcitx's controller acts on it), converting once the daemon has loaded."""
     wait_until_the_daemon_reconverts(window.env["DBUS_SESSION_BUS_ADDRESS"])  # the dictionary loaded too
-
-    def switch() -> None:
-        done = subprocess.run(["dbus-send", f"--bus={window.env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
-                               "--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1.SetCurrentIM",
-                               "string:tsuzuri"], capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-
-    window.switch_until_it_converts(switch)
+    window.switch_until_it_converts(lambda: use_fcitx_input_method(window.env, "tsuzuri"))
 
 
 @pytest.fixture
