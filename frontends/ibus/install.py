@@ -35,7 +35,7 @@ def component_xml(python: Path = SYSTEM_PYTHON, engine_script: Path = ENGINE_SCR
     engine = ET.SubElement(ET.SubElement(component, "engines"), "engine")
     for tag, text in [("name", ENGINE_NAME), ("language", "ja"), ("license", "BSD-3-Clause"), ("author", "Tsuzuri"),
                       ("layout", "default"), ("longname", "Tsuzuri"), ("description", "Tsuzuri (綴り)"),
-                      ("symbol", "綴"), ("icon", str(ICON)), ("rank", "0")]:
+                      ("symbol", "綴"), ("icon", str(engine_script.with_name(ICON.name))), ("rank", "0")]:
         ET.SubElement(engine, tag).text = text
     ET.indent(component)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(component, encoding="unicode") + "\n"

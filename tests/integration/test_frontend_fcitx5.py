@@ -94,15 +94,16 @@ def fcitx_bus(addon_build, fcitx_root):
 
 
 @contextmanager
-def running_fcitx(addon_build: Path, root: Path, display: dict[str, str] | None = None):
+def running_fcitx(addon_build: Path | None, root: Path, display: dict[str, str] | None = None):
     """fcitx5 with the addon on a private session bus; yields the bus address. The bus activates what
     root/services describes: nothing, unless a test puts the daemon's .service file there. `display` (DISPLAY or
     WAYLAND_DISPLAY) gives fcitx the display's addons too, as a desktop has: its fields share the display's focus
-    (a field taking it takes it from the others)."""
-    install_for_user(addon_build, root)  # into root/.local, found as the README says
+    (a field taking it takes it from the others). `addon_build` None: the addon is in root/.local already."""
+    if addon_build is not None:
+        install_for_user(addon_build, root)  # into root/.local, found as the README says
     (root / "config" / "fcitx5").mkdir(parents=True)
     (root / "config" / "fcitx5" / "profile").write_text(PROFILE)
-    (root / "services").mkdir()
+    (root / "services").mkdir(exist_ok=True)
     addons = ["keyboard", "dbus", "dbusfrontend", "tsuzuri"]
     if display and "DISPLAY" in display:
         addons.append("xcb")

@@ -13,6 +13,7 @@ import subprocess
 import time
 import xml.etree.ElementTree as ET
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -50,30 +51,36 @@ def ibus_env(tmp_path_factory):
     if reason is not None:
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("ibus")
-    with private_bus() as address:
-        components = f"{install(root / 'component').parent}:{SYSTEM_COMPONENTS}"
-        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_CONFIG_HOME": str(root / "config"),
-               "XDG_CACHE_HOME": str(root / "cache"), "IBUS_COMPONENT_PATH": components}
-        env.pop("IBUS_ADDRESS", None)
-        log = open(root / "ibus-daemon.log", "w")
-        ibus = subprocess.Popen(["ibus-daemon", "--xim=false", "--panel=disable", "--emoji-extension=disable",
-                                 "--config=disable", "--cache=none", "--single", "--replace", "--verbose"],
-                                env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            for _ in range(100):
-                found = subprocess.run(["ibus", "address"], env=env, capture_output=True, text=True)
-                if found.stdout.startswith("unix:"):  # "(null)" until the daemon is up
-                    break
-                if ibus.poll() is not None:
-                    pytest.fail(f"ibus-daemon exited: {(root / 'ibus-daemon.log').read_text()}")
-                time.sleep(0.1)
-            yield env
-        finally:
-            ibus.terminate()
-            ibus.wait(10)
-            log.close()
-        engine_log = (root / "ibus-daemon.log").read_text(encoding="utf-8", errors="replace")
-        assert "Traceback" not in engine_log, engine_log  # the engine's errors surface only here
+    with private_bus() as address, running_ibus(address, root, install(root / "component").parent) as env:
+        yield env
+
+
+@contextmanager
+def running_ibus(address: str, root: Path, component_dir: Path):
+    """ibus-daemon on the bus at `address`, with the engines of `component_dir` and IBus's own; yields the
+    environment its clients need. Fails the test if an engine wrote a traceback."""
+    env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_CONFIG_HOME": str(root / "config"),
+           "XDG_CACHE_HOME": str(root / "cache"), "IBUS_COMPONENT_PATH": f"{component_dir}:{SYSTEM_COMPONENTS}"}
+    env.pop("IBUS_ADDRESS", None)
+    log = open(root / "ibus-daemon.log", "w")
+    ibus = subprocess.Popen(["ibus-daemon", "--xim=false", "--panel=disable", "--emoji-extension=disable",
+                             "--config=disable", "--cache=none", "--single", "--replace", "--verbose"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(100):
+            found = subprocess.run(["ibus", "address"], env=env, capture_output=True, text=True)
+            if found.stdout.startswith("unix:"):  # "(null)" until the daemon is up
+                break
+            if ibus.poll() is not None:
+                pytest.fail(f"ibus-daemon exited: {(root / 'ibus-daemon.log').read_text()}")
+            time.sleep(0.1)
+        yield env
+    finally:
+        ibus.terminate()
+        ibus.wait(10)
+        log.close()
+    engine_log = (root / "ibus-daemon.log").read_text(encoding="utf-8", errors="replace")
+    assert "Traceback" not in engine_log, engine_log  # the engine's errors surface only here
 
 
 class Driver:
