@@ -10,6 +10,7 @@ or breaks the other settings; a file that is not TOML at all keeps the whole pre
 """
 
 import difflib
+import re
 import tomllib
 import typing
 from collections.abc import Callable, Iterator
@@ -339,6 +340,74 @@ def render_config(config: Config | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- changes from a settings page ------------------------------------------------------------------
+
+def setting_literals(config: Config) -> dict[str, str]:
+    """Every setting of `config` as the TOML literal the file would hold, by dotted name."""
+    return {key: _toml_value(value) for key, value in _flatten(config).items()}
+
+
+def parse_changes(literals: dict[str, str]) -> dict[str, Any]:
+    """The checked values of settings given as TOML literals ({"conversion.live": "true"}); ValueError says
+    which one is wrong and why."""
+    changes = {}
+    for key, literal in literals.items():
+        setting = SCHEMA.get(key)
+        if setting is None:
+            raise ValueError(f"unknown setting {key!r}")
+        try:
+            value = tomllib.loads(f"value = {literal}")["value"]
+            changes[key] = check_value(setting, value)
+        except (tomllib.TOMLDecodeError, KeyError):
+            raise ValueError(f"{key} = {literal}: not a TOML value") from None
+        except ValueError as error:
+            raise ValueError(f"{key} = {literal}: {error}") from None
+    return changes
+
+
+_SECTION_HEADER = re.compile(r"\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$")
+
+
+def _set_line(text: str, key: str, literal: str) -> str:
+    """`text` with the line of `key` saying `literal`: replaced where the key has a line, else added at the start
+    of its section (a missing section at the end)."""
+    section, _, name = key.rpartition(".")
+    lines = text.split("\n")
+    assignment = re.compile(rf"\s*{re.escape(name)}\s*=")
+    current, insert_at = "", None
+    for number, line in enumerate(lines):
+        header = _SECTION_HEADER.match(line)
+        if header:
+            if current == section and insert_at is None:
+                insert_at = number  # a top-level key goes before the first table
+            current = header.group(1)
+            if current == section:
+                insert_at = number + 1
+        elif current == section and assignment.match(line):
+            lines[number] = f"{name} = {literal}"
+            return "\n".join(lines)
+    if insert_at is None:
+        if section:
+            return "\n".join([*lines, f"[{section}]", f"{name} = {literal}", ""])
+        insert_at = len(lines)
+    lines.insert(insert_at, f"{name} = {literal}")
+    return "\n".join(lines)
+
+
+def with_changes(text: str, changes: dict[str, Any]) -> str:
+    """`text`, a configuration file that is valid TOML, with the settings in `changes` (checked values) set and
+    the rest of it — the user's comments, other settings, their order — as it was. Where that cannot be done
+    line by line (a value over several lines, an inline table), the whole file is written anew with the same
+    values."""
+    wanted = {**_flatten(parse_config(text)[0]), **changes}
+    edited = text
+    for key, value in changes.items():
+        edited = _set_line(edited, key, _toml_value(value))
+    if _flatten(parse_config(edited)[0]) == wanted:
+        return edited
+    return render_config(_build(wanted))
+
+
 # -- files ----------------------------------------------------------------------------------------
 
 def config_path() -> Path:
@@ -385,3 +454,21 @@ class ConfigStore:
         """Re-read the file. Each bad value keeps its current setting; a broken file keeps them all."""
         self.config, problems = _load(self.path, self.config)
         return problems
+
+    def write_settings(self, literals: dict[str, str]) -> None:
+        """Set the settings given as TOML literals in the file, keeping the rest of it; reload() applies them.
+        ValueError, changing nothing, for a bad setting or a file that is not valid TOML (the user's file is
+        never overwritten with what could not be read)."""
+        changes = parse_changes(literals)
+        try:
+            text = self.path.read_bytes().decode("utf-8-sig")
+        except FileNotFoundError:
+            text = render_config()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"{self.path}: cannot read it ({error}); nothing changed") from None
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{self.path} is not valid TOML ({error}): correct or remove it; nothing changed") \
+                from None
+        atomic_write_bytes(self.path, with_changes(text, changes).encode("utf-8"))

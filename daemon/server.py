@@ -12,6 +12,12 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
                                      also the read-only property Status
   ReloadConfig() -> as               problems found; bad values keep their old setting, the rest applies
                                      at once (another model loads in the background); the daemon's user only
+  GetSettings() -> a{ss}             every setting of the configuration in use, by dotted name
+                                     ("conversion.live"), as its TOML literal ("false"); the daemon's user only
+  SetSettings(a{ss} settings) -> as  writes those settings into the configuration file (keeping the rest of it)
+                                     and applies it as ReloadConfig does; a bad setting, or a file that is not
+                                     valid TOML, is an InvalidArgs error and changes nothing (settings pages
+                                     call these two)
   signal StatusChanged(s state, s model, s reason)
 The user's own words and learning history, for callers running as the daemon's user only; a change is seen by
 the next conversion and saved at once:
@@ -57,7 +63,7 @@ from dbus_fast.aio import MessageBus
 from daemon import sd_notify
 from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
-from daemon.config import Config, ConfigStore
+from daemon.config import Config, ConfigStore, setting_literals
 from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, PersonalData, ReadingTooLong
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.dictionary import system_dictionary, system_reader
@@ -237,6 +243,25 @@ class TsuzuriService:
     async def _reload_config(self, msg: Message):
         await self._require_same_user(msg.sender)
         return [self.reload_config()]
+
+    async def _get_settings(self, msg: Message):
+        await self._require_same_user(msg.sender)
+        return [setting_literals(self._config_store().config)]
+
+    async def _set_settings(self, msg: Message, literals: dict[str, str]):
+        await self._require_same_user(msg.sender)
+        try:
+            self._config_store().write_settings(literals)
+        except ValueError as error:
+            raise CallError(ERROR_INVALID_ARGS, str(error)) from None
+        except OSError as error:
+            raise CallError(ERROR_FAILED, f"the configuration file could not be written: {error}") from None
+        return [self.reload_config()]
+
+    def _config_store(self) -> ConfigStore:
+        if self.config is None:
+            raise CallError(ERROR_FAILED, "this daemon reads no configuration file")
+        return self.config
 
     # -- the user's words and learning history -------------------------------------------------------
 
@@ -512,6 +537,8 @@ ROOT = Interface(BUS_NAME, (
            (Arg("candidates", "a(sss)"),)),
     Method("GetStatus", TsuzuriService._get_status, outputs=(Arg("status", "(sss)"),)),
     Method("ReloadConfig", TsuzuriService._reload_config, outputs=(Arg("problems", "as"),)),
+    Method("GetSettings", TsuzuriService._get_settings, outputs=(Arg("settings", "a{ss}"),)),
+    Method("SetSettings", TsuzuriService._set_settings, (Arg("settings", "a{ss}"),), (Arg("problems", "as"),)),
     Method("ListUserWords", TsuzuriService._list_user_words, outputs=(Arg("words", "a(ssss)"),)),
     Method("AddUserWord", TsuzuriService._add_user_word,
            (Arg("reading", "s"), Arg("surface", "s"), Arg("part_of_speech", "s"), Arg("comment", "s")),

@@ -7,6 +7,7 @@
   tsuzuri-client [--bus ADDRESS] dict list [--json] | add READING SURFACE [POS] [--comment TEXT]
                  | remove READING SURFACE | import FILE | export FILE
   tsuzuri-client [--bus ADDRESS] learning list [READING] [--json] | forget READING [SURFACE] | clear
+  tsuzuri-client [--bus ADDRESS] settings [KEY=VALUE ...]   (conversion.live=true; VALUE as TOML writes it)
 """
 
 from __future__ import annotations
@@ -219,6 +220,25 @@ async def manage_learning(bus: MessageBus, args: argparse.Namespace) -> int:
     return 0
 
 
+async def change_settings(bus: MessageBus, assignments: list[str]) -> int:
+    """Without assignments, print every setting; with them, set each and print the daemon's problems."""
+    if not assignments:
+        (settings,) = await call(bus, "GetSettings")
+        for key, literal in sorted(settings.items()):
+            print(f"{key} = {literal}")
+        return 0
+    literals = {}
+    for assignment in assignments:
+        key, equals, literal = assignment.partition("=")
+        if not equals:
+            raise ClientError(f"{assignment!r}: expected KEY=VALUE, like conversion.live=true")
+        literals[key.strip()] = literal.strip()
+    (problems,) = await call(bus, "SetSettings", "a{ss}", [literals])
+    for problem in problems:
+        print(problem)
+    return 0
+
+
 async def run(args: argparse.Namespace) -> int:
     bus = await connect(args.bus)
     try:
@@ -238,6 +258,8 @@ async def run(args: argparse.Namespace) -> int:
             return await manage_dictionary(bus, args)
         elif args.command == "learning":
             return await manage_learning(bus, args)
+        elif args.command == "settings":
+            return await change_settings(bus, args.assignments)
         elif args.command == "type":
             result = await type_keys(bus, args.keys, args.key)
             if args.json:
@@ -297,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     forget.add_argument("reading")
     forget.add_argument("surface", nargs="?", default="")
     learning.add_parser("clear", help="forget everything learned")
+    sub.add_parser("settings", help="show the configuration in use, or set some of it in the file").add_argument(
+        "assignments", nargs="*", metavar="KEY=VALUE", help="conversion.live=true, input.punctuation='\"，．\"'")
     args = parser.parse_args(argv)
     try:
         return asyncio.run(run(args))

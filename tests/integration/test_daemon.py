@@ -176,6 +176,36 @@ async def test_reload_config_reports_bad_values_and_keeps_old_ones(bus_address, 
         bus.disconnect()
 
 
+async def test_a_settings_page_reads_and_writes_the_configuration_the_user_sees(bus_address, dictionary_daemon):
+    _, home = dictionary_daemon
+    config = home / "config" / "tsuzuri" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    bus = await connect(bus_address)
+    try:
+        config.write_text("# the user's own note\n" + text, encoding="utf-8")
+        (settings,) = await call(bus, "GetSettings")
+        assert settings["conversion.live"] == "false" and settings["input.punctuation"] == '"、。"'
+        assert await call(bus, "SetSettings", "a{ss}", [{"conversion.live": "true"}]) == [[]]
+        assert "live = true" in config.read_text() and config.read_text().startswith("# the user's own note\n")
+        assert (await call(bus, "GetSettings"))[0]["conversion.live"] == "true"
+        session = await ClientSession.create(bus)
+        for name in "kyou":
+            out = await session.key(name)
+        assert out.preedit.text == "今日"  # live conversion, at once
+
+        before = config.read_bytes()
+        with pytest.raises(ClientError, match="InvalidArgs.*page_size = 99: expected an integer from 1 to 9"):
+            await call(bus, "SetSettings", "a{ss}", [{"conversion.live": "false", "candidates.page_size": "99"}])
+        config.write_text("live = = true\n", encoding="utf-8")
+        with pytest.raises(ClientError, match="InvalidArgs.*not valid TOML"):
+            await call(bus, "SetSettings", "a{ss}", [{"conversion.live": "false"}])
+        assert config.read_text() == "live = = true\n" and before.count(b"live = true") == 1
+    finally:
+        config.write_text(text, encoding="utf-8")
+        await call(bus, "ReloadConfig")
+        bus.disconnect()
+
+
 async def test_keys_are_answered_with_their_live_conversion_and_improvements_arrive_as_signals(tmp_path):
     config = tmp_path / "config" / "tsuzuri" / "config.toml"
     config.parent.mkdir(parents=True)

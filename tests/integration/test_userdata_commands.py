@@ -164,7 +164,8 @@ def test_another_user_is_refused(bus_address, home):
     assert call_as_nobody("Convert", "string:きょう", "string:", "uint32:1").returncode == 0  # no personal data
     for method, args in [("ListUserWords", []), ("ListLearned", ["string:"]), ("ClearLearned", []),
                          ("AddUserWord", ["string:たにん", "string:他人", "string:名詞", "string:"]),
-                         ("CreateSession", []), ("ReloadConfig", [])]:
+                         ("CreateSession", []), ("ReloadConfig", []), ("GetSettings", []),
+                         ("SetSettings", ["dict:string:string:conversion.learning,false"])]:
         refused = call_as_nobody(method, *args)
         assert refused.returncode != 0 and "only the user the daemon runs as" in refused.stderr, (method, refused)
     assert not [word for word in user_words(bus_address) if word["surface"] == "他人"]

@@ -15,7 +15,8 @@ import daemon.composer
 import daemon.config
 from daemon.composer import Brackets, Punctuation, Slash, SpaceWidth
 from daemon.config import (SCHEMA, SECTIONS, CandidateSettings, Config, ConfigStore, InputSettings, TablePath,
-                           check_value, config_path, load_config, parse_config, render_config)
+                           check_value, config_path, load_config, parse_changes, parse_config, render_config,
+                           setting_literals, with_changes)
 from daemon.keys import NAME_KEYSYMS
 
 # A romaji table file that exists wherever the tests run: Mozc's, as packaged.
@@ -282,3 +283,59 @@ def test_an_unknown_action_in_the_keys_table_is_reported(tmp_path):
     path.write_text('[keys]\nconvret = ["space"]\n', encoding="utf-8")
     problems = ConfigStore(path).reload()
     assert any("convret" in problem for problem in problems), problems
+
+
+# -- changes from a settings page ------------------------------------------------------------------
+
+def test_changes_are_checked_values_of_toml_literals():
+    assert parse_changes({"conversion.live": "true", "input.punctuation": '"，．"',
+                                 "keys.toggle_input": '["ctrl+space"]'}) == {
+        "conversion.live": True, "input.punctuation": Punctuation.COMMA_PERIOD,
+        "keys.toggle_input": ("ctrl+space",)}
+    for literals, said in [({"conversion.speed": "1"}, "unknown setting"),
+                           ({"candidates.page_size": "99"}, "page_size = 99: expected an integer from 1 to 9"),
+                           ({"conversion.live": "yes please"}, "not a TOML value"),
+                           ({"keys.commit": '["Retrun"]'}, "did you mean")]:
+        with pytest.raises(ValueError, match=said):
+            parse_changes(literals)
+
+
+def test_a_change_edits_its_line_and_keeps_the_rest_of_the_users_file():
+    text = "# my own notes\nthreads = 2\n\n[conversion]\n# faster\nlive = false\n\n[keys]\ncommit = [\"Return\"]\n"
+    changed = with_changes(text, parse_changes({"conversion.live": "true", "threads": "4"}))
+    assert changed == text.replace("live = false", "live = true").replace("threads = 2", "threads = 4")
+
+
+def test_a_setting_the_file_lacks_goes_into_its_section_or_a_new_one():
+    text = "# mine\n[conversion]\nlive = true\n"
+    changed = with_changes(text, parse_changes({"conversion.learning": "false", "threads": "3",
+                                                              "input.space": '"half"'}))
+    parsed, problems = parse_config(changed)
+    assert problems == [] and changed.startswith("# mine\n")
+    assert (parsed.conversion.live, parsed.conversion.learning, parsed.threads, parsed.input.space) == (
+        True, False, 3, SpaceWidth.HALF)
+
+
+def test_a_file_that_cannot_be_edited_line_by_line_is_written_anew_with_the_same_values():
+    text = '[keys]\ntoggle_input = [\n  "Kanji",\n]\n[conversion]\nlive = true\n'
+    changed = with_changes(text, parse_changes({"keys.toggle_input": '["ctrl+space"]'}))
+    parsed, _ = parse_config(changed)
+    assert parsed.keys.toggle_input == ("ctrl+space",) and parsed.conversion.live is True
+
+
+def test_every_setting_reads_back_from_its_literal():
+    literals = setting_literals(Config())
+    assert literals["conversion.live"] == "false" and literals["input.punctuation"] == '"、。"'
+    assert with_changes(render_config(), parse_changes(literals)) == render_config()
+
+
+def test_writing_settings_never_overwrites_a_file_that_is_not_toml(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"live = = true\n")
+    store = ConfigStore(path)
+    with pytest.raises(ValueError, match="not valid TOML"):
+        store.write_settings({"conversion.live": "true"})
+    assert path.read_bytes() == b"live = = true\n"
+    path.unlink()
+    store.write_settings({"conversion.live": "true"})  # no file yet: the defaults, with the change
+    assert store.reload() == [] and store.config.conversion.live is True
