@@ -63,6 +63,8 @@ class ConversionSettings:
     context_chars: int = _setting(40, "Characters of text before the cursor that the model sees as context",
                                   bounds=(0, 200))
     learning: bool = _setting(True, "Learn from committed conversions and rank them first next time")
+    neural_model: bool = _setting(True, "Use the neural conversion model (the model setting); off: the dictionary "
+                                        "and the language model alone, and the model's memory is freed")
 
 
 @dataclass(frozen=True)

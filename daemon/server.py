@@ -373,13 +373,17 @@ class TsuzuriService:
         engine = self.converter.engine
         if engine is not None:
             engine.configure(after.threads, after.candidates.beam_width)
-            if after.model != before.model:
+            wanted, had = model_wanted(after), model_wanted(before)
+            if wanted != had:
                 if self.pinned_model:
-                    problems.append(f"model: {after.model} is not loaded: the daemon was started with --model "
-                                    f"{self.pinned_model}")
+                    problems.append(f"model: {wanted or 'none'} is not loaded: the daemon was started with "
+                                    f"--model {self.pinned_model}")
+                elif wanted is None:
+                    log.info("config: the neural model is switched off")
+                    engine.unload(MODEL_SWITCHED_OFF)
                 else:
-                    log.info("config: model %s (was %s): loading it", after.model, before.model)
-                    engine.load(after.model)
+                    log.info("config: model %s (was %s): loading it", wanted, had or "none")
+                    engine.load(wanted)
         return problems
 
     # -- sessions -------------------------------------------------------------------------------
@@ -618,6 +622,14 @@ def save_userdata(converter: Converter) -> None:
         log.error("cannot save user data: %s", error)
 
 
+MODEL_SWITCHED_OFF = "the neural model is switched off (conversion.neural_model)"
+
+
+def model_wanted(config: Config) -> str | None:
+    """The model the configuration asks for, None when it switches the neural model off."""
+    return config.model if config.conversion.neural_model else None
+
+
 def settings_from_config(config: Config) -> SessionSettings:
     return SessionSettings(page_size=config.candidates.page_size, live_conversion=config.conversion.live,
                            context_chars=config.conversion.context_chars, learning=config.conversion.learning,
@@ -648,9 +660,11 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"tsuzuri-daemon: {BUS_NAME} is already owned by another process", file=sys.stderr)
         return 1
     engine.on_status = service.status_changed
-    model = args.model or cfg.model
+    model = args.model or model_wanted(cfg)
     if model:
         engine.load(model)
+    else:
+        engine.unload(MODEL_SWITCHED_OFF)
     # Open the dictionary and build the emoji index now, off the loop, not on the first key (~1 s).
     loop.run_in_executor(None, warm_up, converter)
     sd_notify.ready()

@@ -39,7 +39,7 @@ COMMANDS = {"tsuzuri-daemon": "daemon.server:main", "tsuzuri-client": "daemon.to
             "tsuzuri-model": "daemon.tools.model:main"}
 IBUS_ENGINE_FILES = ("frontends/__init__.py", "frontends/ibus/__init__.py", "frontends/ibus/clients.py",
                      "frontends/ibus/daemon_session.py", "frontends/ibus/engine.py", "frontends/ibus/install.py",
-                     "frontends/ibus/tsuzuri.svg")
+                     "frontends/ibus/preferences.py", "frontends/ibus/tsuzuri.svg")
 MANIFEST = "install-manifest.txt"
 FRONTENDS = ("ibus", "fcitx5")
 

@@ -202,6 +202,13 @@ class Engine:
         thread.start()
         return thread
 
+    def unload(self, reason: str) -> None:
+        """Free the model (a load under way is dropped when it arrives); the status says `reason`."""
+        with self._lock:
+            self._load_requests += 1
+            self._drop_model()
+            self._set_status(EngineStatus(ModelState.NONE, "", reason))
+
     def _load(self, name: str, prompt_format: str | None, request: int) -> None:
         loaded, failure = None, None
         try:

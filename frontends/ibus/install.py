@@ -24,6 +24,7 @@ SYSTEM_COMPONENT_DIR = Path("/usr/share/ibus/component")
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 ENGINE_SCRIPT = Path(__file__).resolve().with_name("engine.py")
 ICON = Path(__file__).resolve().with_name("tsuzuri.svg")
+PREFERENCES_SCRIPT = "preferences.py"  # the settings dialog ibus-setup opens, beside the engine
 
 
 def component_xml(python: Path = SYSTEM_PYTHON, engine_script: Path = ENGINE_SCRIPT) -> str:
@@ -35,7 +36,9 @@ def component_xml(python: Path = SYSTEM_PYTHON, engine_script: Path = ENGINE_SCR
     engine = ET.SubElement(ET.SubElement(component, "engines"), "engine")
     for tag, text in [("name", ENGINE_NAME), ("language", "ja"), ("license", "BSD-3-Clause"), ("author", "Tsuzuri"),
                       ("layout", "default"), ("longname", "Tsuzuri"), ("description", "Tsuzuri (綴り)"),
-                      ("symbol", "綴"), ("icon", str(engine_script.with_name(ICON.name))), ("rank", "0")]:
+                      ("symbol", "綴"), ("icon", str(engine_script.with_name(ICON.name))),
+                      ("setup", shlex.join([str(python), str(engine_script.with_name(PREFERENCES_SCRIPT))])),
+                      ("rank", "0")]:
         ET.SubElement(engine, tag).text = text
     ET.indent(component)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(component, encoding="unicode") + "\n"

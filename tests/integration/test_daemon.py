@@ -206,6 +206,22 @@ async def test_a_settings_page_reads_and_writes_the_configuration_the_user_sees(
         bus.disconnect()
 
 
+async def test_the_neural_model_is_switched_off_and_on_from_the_settings(tmp_path):
+    with private_bus() as address, running_daemon(address, tmp_path, model=None):
+        bus = await connect(address)
+        try:
+            assert (await wait_for_status(bus, 60))[:2] == ("ready", "default")
+            assert await call(bus, "SetSettings", "a{ss}", [{"conversion.neural_model": "false"}]) == [[]]
+            state, _, reason = (await call(bus, "GetStatus"))[0]
+            assert state == "none" and "switched off" in reason
+            (found,) = await call(bus, "Convert", "ssu", ["きょうはいいてんき", "", 5])
+            assert found[0][0] == "今日はいい天気" and "model" not in {source for _, source, _ in found}
+            assert await call(bus, "SetSettings", "a{ss}", [{"conversion.neural_model": "true"}]) == [[]]
+            assert (await wait_for_status(bus, 60))[:2] == ("ready", "default")
+        finally:
+            bus.disconnect()
+
+
 async def test_keys_are_answered_with_their_live_conversion_and_improvements_arrive_as_signals(tmp_path):
     config = tmp_path / "config" / "tsuzuri" / "config.toml"
     config.parent.mkdir(parents=True)

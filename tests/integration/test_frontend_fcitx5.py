@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from dbus_fast import Message, MessageFlag, MessageType
+from dbus_fast import Message, MessageFlag, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from tests.dbus_fixtures import activating_bus, private_bus, running_daemon, write_daemon_activation
@@ -252,6 +252,29 @@ async def test_live_conversion_is_drawn_as_the_preedit(fcitx_bus, app, tmp_path)
         assert await app.until(lambda: app.last("preedit")[1] == "武装蜂起を決行しようとした")
         await app.type("Return")
         assert app.commits() == ["今日はいい天気", "武装蜂起を決行しようとした"]
+
+
+async def test_the_settings_page_shows_and_changes_the_daemons_configuration(fcitx_bus, app, tmp_path):
+    """What fcitx5-configtool does: GetConfig and SetConfig of the input method's page on fcitx's controller."""
+    page = "fcitx://config/inputmethod/tsuzuri"
+    config = tmp_path / "config" / "tsuzuri" / "config.toml"
+    with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
+        shown = (await call(app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "GetConfig", "s", [page])).body[0]
+        values = shown.value
+        assert (values["conversion.live"].value, values["input.punctuation"].value) == ("False", "、。")
+        assert [key.value for key in values["keys.toggle_input"].value.values()] == [
+            "Zenkaku_Hankaku", "Kanji", "Control+space"]  # the daemon's ctrl+space, in fcitx's words
+
+        changed = {**values, "conversion.live": Variant("s", "True"), "input.punctuation": Variant("s", "，．")}
+        await call(app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetConfig", "sv",
+                   [page, Variant("a{sv}", changed)])
+        text = config.read_text(encoding="utf-8")
+        assert "\nlive = true\n" in text and '\npunctuation = "，．"\n' in text
+        assert '\ntoggle_input = ["Zenkaku_Hankaku", "Kanji", "ctrl+space"]\n' in text  # not changed: not written
+        await app.type(*"kyou")
+        assert await app.until(lambda: app.last("preedit")[1] == "今日")  # live conversion, at once
+        await app.type("Return", ",", "Return")
+        assert app.commits() == ["今日", "，"]
 
 
 async def test_the_candidate_window_pages_and_takes_clicks_through_the_daemon(fcitx_bus, app, tmp_path):

@@ -42,6 +42,8 @@ def test_install_names_the_interpreter_and_engine_by_absolute_path(tmp_path):
     assert component.findtext("name") == COMPONENT_NAME
     assert shlex.split(component.findtext("exec")) == [str(SYSTEM_PYTHON), str(ENGINE_SCRIPT)]
     assert component.findtext("engines/engine/name") == ENGINE_NAME
+    assert shlex.split(component.findtext("engines/engine/setup")) == [
+        str(SYSTEM_PYTHON), str(ENGINE_SCRIPT.with_name("preferences.py"))]
 
 
 @pytest.fixture(scope="module")
@@ -286,3 +288,40 @@ def test_a_missing_daemon_is_announced_and_keys_reach_the_application(ibus_env):
         typed = ime.type("k")
         assert typed["handled"] == [False]
         assert any(event[0] == "aux" and "tsuzuri-daemon" in event[1] and event[2] for event in typed["events"])
+
+
+# The preferences dialog (frontends/ibus/preferences.py) in a window, its widgets changed as a user would.
+PREFERENCES = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from gi.repository import Gio
+from frontends.ibus.preferences import Daemon, SettingsDialog
+dialog = SettingsDialog(Daemon(Gio.bus_get_sync(Gio.BusType.SESSION, None)))
+dialog.show_all()
+widgets = dialog.widgets
+print(json.dumps([widgets["conversion.live"].get_active(), widgets["input.punctuation"].get_active_id(),
+                  widgets["keys.toggle_input"].get_text()]))
+widgets["conversion.live"].set_active(True)
+widgets["input.punctuation"].set_active_id("，．")
+widgets["keys.toggle_input"].set_text("Henkan, ctrl+Hnekan")
+widgets["keys.toggle_input"].activate()
+print(json.dumps(dialog.status.get_text()))
+"""
+
+
+def test_the_preferences_dialog_shows_and_changes_the_daemons_settings(ibus_env, tmp_path):
+    from tests.real_window import x_display
+    config = tmp_path / "config" / "tsuzuri" / "config.toml"
+    with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL), x_display() as display:
+        done = subprocess.run([str(SYSTEM_PYTHON), "-c", PREFERENCES, str(REPO)], env={**ibus_env, "DISPLAY": display},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr  # a handler's error only prints
+        shown, status = map(json.loads, done.stdout.splitlines())
+        assert shown == [False, "、。", "Zenkaku_Hankaku, Kanji, ctrl+space"]
+        assert "unknown key name" in status and "Hnekan" in status  # the daemon's reason, shown
+        text = config.read_text(encoding="utf-8")
+        assert "\nlive = true\n" in text and '\npunctuation = "，．"\n' in text
+        assert '\ntoggle_input = ["Zenkaku_Hankaku", "Kanji", "ctrl+space"]\n' in text  # refused: unchanged
+        with driver(ibus_env) as ime:
+            typed = ime.type(*"kyou")
+            assert last(typed["events"], "preedit")[1] == "今日"  # live conversion, at once

@@ -1,5 +1,7 @@
 #include "daemon_session.h"
 
+#include "dbus_names.h"
+
 #include <algorithm>
 #include <iterator>
 #include <set>
@@ -10,13 +12,6 @@
 
 namespace tsuzuri {
 namespace {
-
-// ime_protocol/dbus_names.py
-const char *const BUS_NAME = "org.tsuzuri.Tsuzuri1";
-const char *const ROOT_PATH = "/org/tsuzuri/Tsuzuri1";
-const char *const ROOT_INTERFACE = "org.tsuzuri.Tsuzuri1";
-const char *const SESSION_INTERFACE = "org.tsuzuri.Tsuzuri1.Session";
-const char *const ERROR_UNKNOWN_SESSION = "org.tsuzuri.Tsuzuri1.Error.UnknownSession";
 
 // First contact may start the daemon by D-Bus activation; it takes its bus name before loading anything.
 constexpr uint64_t CONNECT_TIMEOUT_USEC = 3'000'000;

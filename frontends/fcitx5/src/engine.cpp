@@ -302,7 +302,8 @@ TsuzuriEngine::TsuzuriEngine(fcitx::Instance *instance)
               changed->updateUserInterface(fcitx::UserInterfaceComponent::StatusArea);
           });
       }),
-      modeMenuAction_([this](fcitx::InputContext *inputContext) { return stateOf(inputContext); }) {
+      modeMenuAction_([this](fcitx::InputContext *inputContext) { return stateOf(inputContext); }),
+      daemonSettings_(bus_) {
     bus_.attachEventLoop(&instance_->eventLoop());
     auto &ui = instance_->userInterfaceManager();
     for (const auto &name : MODES) {
@@ -345,6 +346,25 @@ std::string TsuzuriEngine::subMode(const fcitx::InputMethodEntry &, fcitx::Input
 
 std::string TsuzuriEngine::subModeLabelImpl(const fcitx::InputMethodEntry &, fcitx::InputContext &inputContext) {
     return modeName(stateOf(&inputContext)->mode()).symbol;
+}
+
+const fcitx::Configuration *TsuzuriEngine::getConfig() const {
+    auto literals = daemonSettings_.get();
+    if (!literals) {
+        FCITX_WARN() << "tsuzuri: the daemon did not say its settings; the page shows the last ones read";
+    } else if (!readSettings(*literals, settingsShown_)) {
+        FCITX_WARN() << "tsuzuri: some of the daemon's settings were not understood";
+    }
+    return &settingsShown_;
+}
+
+void TsuzuriEngine::setConfig(const fcitx::RawConfig &config) {
+    SettingsPage changed = settingsShown_;
+    changed.load(config, true);
+    auto literals = changedSettings(settingsShown_, changed);
+    if (literals.empty()) return;
+    for (const auto &problem : daemonSettings_.set(literals)) FCITX_WARN() << "tsuzuri: settings: " << problem;
+    settingsShown_ = changed;
 }
 
 void TsuzuriEngine::deactivate(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {

@@ -20,6 +20,7 @@
 #include <fcitx/menu.h>
 
 #include "daemon_session.h"
+#include "settings.h"
 
 namespace tsuzuri {
 
@@ -117,6 +118,9 @@ public:
     void reset(const fcitx::InputMethodEntry &entry, fcitx::InputContextEvent &event) override;
     std::string subMode(const fcitx::InputMethodEntry &entry, fcitx::InputContext &inputContext) override;
     std::string subModeLabelImpl(const fcitx::InputMethodEntry &entry, fcitx::InputContext &inputContext) override;
+    // fcitx5-configtool's page: read from the daemon when it opens, what changed written through it.
+    const fcitx::Configuration *getConfig() const override;
+    void setConfig(const fcitx::RawConfig &config) override;
 
 private:
     InputContextState *stateOf(fcitx::InputContext *inputContext);
@@ -132,6 +136,8 @@ private:
     ModeMenuAction modeMenuAction_;
     fcitx::Menu modeMenu_;
     std::vector<std::unique_ptr<ModeAction>> modeActions_;
+    mutable DaemonSettings daemonSettings_;
+    mutable SettingsPage settingsShown_;  // as the daemon said when the page last opened
 };
 
 class TsuzuriEngineFactory : public fcitx::AddonFactory {
