@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ime_protocol import INPUT_MODES
 from tests.dbus_fixtures import REPO, activating_bus
 from tests.fcitx5_build import missing_build_requirement
 from tests.integration.test_frontend_fcitx5 import Application, running_fcitx
@@ -79,6 +80,8 @@ def test_the_install_puts_each_file_where_its_reader_looks(system):
     if "fcitx5" in system.frontends:
         assert (system.fcitx_root / ".local/lib/fcitx5/libtsuzuri.so").is_file()
         assert (system.fcitx_root / ".local/share/fcitx5/inputmethod/tsuzuri.conf").is_file()
+        icons = system.fcitx_root / ".local/share/icons/hicolor/scalable/apps"
+        assert {f"fcitx-tsuzuri-{mode}.svg" for mode in INPUT_MODES} <= {icon.name for icon in icons.iterdir()}
     # the checkout can go: no installed file names it (byte code records where its source was installed)
     named = [path for path in files_under(system.root / "usr", system.ibus_components, system.fcitx_root)
              if not path.is_symlink() and str(REPO).encode() in path.read_bytes()]

@@ -367,6 +367,10 @@ void TsuzuriEngine::setConfig(const fcitx::RawConfig &config) {
     settingsShown_ = changed;
 }
 
+std::string TsuzuriEngine::subModeIconImpl(const fcitx::InputMethodEntry &, fcitx::InputContext &inputContext) {
+    return std::string("fcitx-tsuzuri-") + modeName(stateOf(&inputContext)->mode()).mode;
+}
+
 void TsuzuriEngine::deactivate(const fcitx::InputMethodEntry &, fcitx::InputContextEvent &event) {
     stateOf(event.inputContext())->endComposition(event.type() == fcitx::EventType::InputContextFocusOut);
 }

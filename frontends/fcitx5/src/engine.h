@@ -118,6 +118,8 @@ public:
     void reset(const fcitx::InputMethodEntry &entry, fcitx::InputContextEvent &event) override;
     std::string subMode(const fcitx::InputMethodEntry &entry, fcitx::InputContext &inputContext) override;
     std::string subModeLabelImpl(const fcitx::InputMethodEntry &entry, fcitx::InputContext &inputContext) override;
+    // The tray shows the mode: fcitx-tsuzuri-<mode> (frontends/fcitx5/data/icons).
+    std::string subModeIconImpl(const fcitx::InputMethodEntry &entry, fcitx::InputContext &inputContext) override;
     // fcitx5-configtool's page: read from the daemon when it opens, what changed written through it.
     const fcitx::Configuration *getConfig() const override;
     void setConfig(const fcitx::RawConfig &config) override;

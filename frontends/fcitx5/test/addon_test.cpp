@@ -2,7 +2,7 @@
 // frontend types "kyouhaiitenki", Space and Return into an input context while the addon talks to
 // the tsuzuri-daemon on the session bus ($DBUS_SESSION_BUS_ADDRESS), and the commit must be
 // 今日はいい天気; then the status area's input-mode menu switches to katakana ("ka" shows カ, the
-// panel's label ア). Exits 0 on success; otherwise 1, with what was expected and what was seen.
+// panel's label ア, the tray's icon fcitx-tsuzuri-katakana). Exits 0 on success; otherwise 1, with what was expected and what was seen.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -83,6 +83,9 @@ public:
 
     void switchToKatakana() {
         if (modeLabel() != "あ") return fail("the panel label あ, not 「" + modeLabel() + "」");
+        if (instance_.inputMethodIcon(inputContext()) != "fcitx-tsuzuri-hiragana") {
+            return fail("the tray icon fcitx-tsuzuri-hiragana, not " + instance_.inputMethodIcon(inputContext()));
+        }
         auto *menu = instance_.userInterfaceManager().lookupAction("tsuzuri-input-mode");
         auto shown = inputContext()->statusArea().allActions();
         if (!menu || std::find(shown.begin(), shown.end(), menu) == shown.end()) {
@@ -91,7 +94,11 @@ public:
         instance_.userInterfaceManager().lookupAction("tsuzuri-mode-katakana")->activate(inputContext());
         press("k");
         press("a");
-        expect("preedit カ and the label ア", [this] { return preedit() == "カ" && modeLabel() == "ア"; },
+        expect("preedit カ, the label ア and the tray icon fcitx-tsuzuri-katakana",
+               [this] {
+                   return preedit() == "カ" && modeLabel() == "ア" &&
+                          instance_.inputMethodIcon(inputContext()) == "fcitx-tsuzuri-katakana";
+               },
                [this] { finish(0); });
     }
 
