@@ -115,11 +115,8 @@ def clean_reading(reading: str) -> str:
     return cleaned
 
 
-# Per distinct kanji and per distinct written bigram (one with a kanji or other non-kana character) that a
-# candidate shares with the left context, it counts as this much cheaper in dictionary cost: words and topics
-# the document already uses come back (a cache language model). Tuned on WAC dev, dictionary alone acc@1:
-# 0.7148 without, 0.7280 with bigrams, 0.7379 with bigrams and kanji.
-CONTEXT_HIT_COST = 1000
+# Words and topics the document already uses come back (a cache language model): a rescoring feature counts the
+# distinct kanji and written bigrams a candidate shares with the left context.
 _KANA_ONLY = re.compile(r"[\u3040-\u30ff]+")
 _KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]")
 
@@ -129,33 +126,6 @@ def context_hits(text: str, context: str) -> int:
     bigrams = {text[i:i + 2] for i in range(len(text) - 1)}
     return (sum(1 for bigram in bigrams if not _KANA_ONLY.fullmatch(bigram) and bigram in context)
             + sum(1 for ch in set(text) if _KANJI.match(ch) and ch in context))
-
-
-def by_context(candidates: list[ConversionCandidate], context: str) -> list[ConversionCandidate]:
-    """Dictionary candidates reordered by cost less the context bonus (stable; costs unchanged)."""
-    if not context:
-        return candidates
-    return sorted(candidates, key=lambda c: (c.cost or 0) - CONTEXT_HIT_COST * context_hits(c.text, context))
-
-
-def rerank(candidates: list[ConversionCandidate], model_scores: list[float], weight: float,
-           context: str = "", floor: float | None = None) -> list[ConversionCandidate]:
-    """Order by model log-probability − weight · (dictionary cost above the best one, less the
-    context bonus). With a `floor`, a model log-probability counts at most that many nats below the
-    best one: the model's dislike of words it never saw cannot bury them.
-
-    Candidates without a dictionary cost (the model's own) count as the worst dictionary candidate,
-    so the dictionary's prior never favours them. Ties keep the incoming order."""
-    costs = [c.cost for c in candidates if c.cost is not None]
-    best, worst = (min(costs), max(costs)) if costs else (0.0, 0.0)
-    if floor is not None and model_scores:
-        lowest = max(model_scores) - floor
-        model_scores = [max(score, lowest) for score in model_scores]
-    combined = [score - weight * ((c.cost if c.cost is not None else worst) - best
-                                  - CONTEXT_HIT_COST * context_hits(c.text, context))
-                for c, score in zip(candidates, model_scores)]
-    order = sorted(range(len(candidates)), key=lambda i: (-combined[i], i))
-    return [candidates[i] for i in order]
 
 
 def candidate_features(candidates: list[ConversionCandidate], lm_scores: list[float], reading: str, context: str,
@@ -216,8 +186,7 @@ class Converter:
     def __init__(self, dictionary: SystemDictionary | None = None, engine: Engine | None = None,
                  user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
                  model_candidates: int = 0, clock: Callable[[], datetime] = datetime.now,
-                 rerank_weight: float | None = None, rerank_top: int = 10, constrain_model: bool = False,
-                 language_model: CharNgramLM | None = None):
+                 constrain_model: bool = False, language_model: CharNgramLM | None = None):
         self.dictionary = dictionary
         self.engine = engine
         self.user_dictionary = user_dictionary
@@ -227,14 +196,10 @@ class Converter:
         # The model's own candidates only as chains of dictionary words (or kana) spelling the reading.
         self.constrain_model = constrain_model
         self.clock = clock
-        # With a weight, the model rescores the dictionary's top candidates (plus its own) instead of
-        # simply going first: model log-prob − weight · dictionary cost. None: the weight the loaded
-        # model's registry entry was tuned with, if any.
-        self.rerank_weight = rerank_weight
-        self.rerank_top = rerank_top
-        # With a language model, the dictionary's top candidates are rescored by the fitted combination of
-        # dictionary cost, LM log-prob, length, context hits (and the model's score when it is ready), in
-        # place of the context bonus and the model's own rerank weight.
+        # The ranker: the dictionary's top candidates and the lattice search's paths rescored by the fitted
+        # combination of dictionary cost, LM log-prob, length, context hits and, where it has a say, the neural
+        # model's score (daemon/lm/rescoring.py). Without one (tests, `tsuzuri-eval --no-lm`), the model's own
+        # candidates and then the dictionary's, in its order.
         self.language_model = language_model
         # Rankings of recent readings: a conversion started in advance (while the user pauses) serves Space,
         # and one reading converted again (Space, Escape, Space) costs nothing.
@@ -304,8 +269,7 @@ class Converter:
         """Everything the ranking of the shared sources depends on: the user's data is merged afresh each time
         (it changes with every commit), the rest only with the model's state or the settings."""
         status = self.engine.status if self.engine is not None else None
-        return (reading, context, n, effort, use_model, status, self.model_candidates, self.constrain_model,
-                self.rerank_weight, self.rerank_top)
+        return (reading, context, n, effort, use_model, status, self.model_candidates, self.constrain_model)
 
     def _rank(self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort,
               use_model: bool) -> Ranking:
@@ -327,18 +291,7 @@ class Converter:
             further_back = {c.text for c in unlikely}
             return Ranking(tuple(shown[:1] + model + [c for c in shown[1:] if c.text not in further_back]),
                            tuple(c for c in shown if c.text in further_back))
-        weight = self._rerank_weight() if use_model else None
-        # The model and the context bonus choose among the dictionary's top few, however few are shown.
-        reordered = weight is not None or bool(context)
-        dictionary = by_context(self._dictionary(reading, max(n, self.rerank_top) if reordered else n), context)
-        if weight is not None:
-            reranked = unique_texts(dictionary[:self.rerank_top] + model)
-            scores = self._model_scores(reading, context, session, [c.text for c in reranked])
-            info = self.engine.model_info if self.engine is not None else None
-            ahead = rerank(reranked, scores, weight, context, info and info.rerank_floor) if scores else reranked
-        else:
-            ahead = model
-        return Ranking(tuple(ahead + dictionary[:n]), ())
+        return Ranking(tuple(model + self._dictionary(reading, n)), ())
 
     def _finished(self, merged: list[ConversionCandidate], reading: str, suppressed: set[str],
                   last: Sequence[ConversionCandidate] = ()) -> list[ConversionCandidate]:
@@ -477,13 +430,6 @@ class Converter:
                                     morphemes=path.morphemes)
                 for path in best_paths(lattice, self.language_model,
                                        weights_for(reading, context, False), context, LATTICE_PATHS)]
-
-    def _rerank_weight(self) -> float | None:
-        engine = self._ready_engine()
-        info = engine.model_info if engine is not None else None
-        if info is None:
-            return None
-        return self.rerank_weight if self.rerank_weight is not None else info.rerank_weight
 
     def _model_scores(self, reading: str, context: str, session: ModelSession | None,
                       texts: list[str]) -> list[float]:

@@ -113,15 +113,12 @@ class _LoadedModel:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """The loaded model: its registry name, prompt format, size and file, and the rerank settings it was
-    tuned with (None where its registry entry has none)."""
+    """The loaded model: its registry name, prompt format, size and file."""
 
     name: str
     format: str
     params: int
     path: Path
-    rerank_weight: float | None
-    rerank_floor: float | None
 
 
 class LiveDecoders:
@@ -268,8 +265,7 @@ class Engine:
         loaded = self._loaded
         if loaded is None:
             return None
-        return ModelInfo(loaded.entry.name, loaded.entry.format, loaded.model.n_params, loaded.model.path,
-                         loaded.entry.rerank_weight, loaded.entry.rerank_floor)
+        return ModelInfo(loaded.entry.name, loaded.entry.format, loaded.model.n_params, loaded.model.path)
 
     def configure(self, n_threads: int, beam_width: int) -> None:
         """Another thread count or beam width from now on. Decoders made for other threads are closed; their

@@ -28,8 +28,6 @@ class ModelEntry:
     context_size: int
     context_chars: int
     licence: str = ""
-    rerank_weight: float | None = None  # λ tuned for this model: model log-prob − λ · dictionary cost
-    rerank_floor: float | None = None  # the model's dislike of a candidate counts at most this many nats
 
     @property
     def hf_repo(self) -> str | None:
@@ -55,15 +53,7 @@ def parse_registry(text: str) -> dict[str, ModelEntry]:
             raise RegistryError(f"model {name!r} has unknown format {table['format']!r}")
         if table["tokenizer"] != "gguf":
             raise RegistryError(f"model {name!r}: only the GGUF's own tokenizer is supported")
-        tuning: dict[str, float | None] = {}
-        for key in ("rerank_weight", "rerank_floor"):
-            value = table.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-                raise RegistryError(f"model {name!r}: {key} must be a non-negative number")
-            tuning[key] = float(value) if value is not None else None
-        entries[name] = ModelEntry(name=name, **{k: table[k] for k in _REQUIRED},
-                                   licence=table.get("licence", ""), rerank_weight=tuning["rerank_weight"],
-                                   rerank_floor=tuning["rerank_floor"])
+        entries[name] = ModelEntry(name=name, **{k: table[k] for k in _REQUIRED}, licence=table.get("licence", ""))
     return entries
 
 

@@ -81,7 +81,7 @@ def likely_and_unlikely(candidates: Sequence[Features], weights: Weights,
 
 
 # A candidate's model log-prob counts at most this many nats below the best one's: the model's dislike of
-# words it never saw cannot bury them (the registry's rerank_floor for tsuzuri-base).
+# words it never saw cannot bury them (names, rare kanji).
 MODEL_FLOOR = 5.0
 
 

@@ -1,7 +1,7 @@
 """tsuzuri-eval: score a converter on an evaluation set, in process.
 
-    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|constrained|rerank|
-                       constrained-rerank|auto|no-model] [--model M]
+    tsuzuri-eval ITEMS [--n N] [--mode dictionary|greedy|greedy-drafted|beam|constrained|auto|
+                       constrained-auto|no-model] [--model M]
                        [--json] [--per-item FILE] [--limit K] [--lm FILE | --no-lm] [--errors]
     tsuzuri-eval --suite [DIR] [--n N] [--mode M] [--model M] [--json] [--limit K] [--errors]
 
@@ -38,7 +38,6 @@ from daemon.tools.errors import ErrorClass, Lexicon, error_counts, error_of
 ConvertFunction = Callable[[str, str, int], list[str]]
 _MOZC_EXPECTED = "Conversion Expected"  # rank 0: the top-1 conversion must equal `argument`
 _PROGRESS_STEPS = 10
-DEFAULT_RERANK_WEIGHT = 0.005
 SUITE_DIR = Path(__file__).resolve().parents[3] / "shared" / "eval"  # ../shared/eval from the repository
 
 
@@ -91,24 +90,19 @@ def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: b
     return factory
 
 
-def _merging_converter(mode: str, rerank: bool, constrained: bool = False,
+def _merging_converter(mode: str, constrained: bool = False,
                        use_model: bool = True) -> Callable[[argparse.Namespace], ConvertFunction]:
-    """Every source merged, as the daemon shows them (no learning or user dictionary: they are
-    personal); with `rerank`, the model rescores the dictionary's top candidates; without
-    `use_model`, as the daemon serves when no model loads."""
+    """Every source merged and ranked as the daemon shows them (no learning or user dictionary: they are
+    personal); without `use_model`, as the daemon serves when no model loads."""
     def factory(options: argparse.Namespace) -> ConvertFunction:
         from daemon.converter import Converter
 
         if use_model and not options.model and mode == "auto" and default_model_present():
             options.model = "default"  # what the daemon runs when its configuration names no other
-        engine = _loaded_engine(options, mode) if use_model and (options.model or rerank) else None
-        weight = options.rerank_weight
-        if rerank and weight is None and engine is not None:
-            info = engine.model_info
-            weight = (info and info.rerank_weight) or DEFAULT_RERANK_WEIGHT
+        engine = _loaded_engine(options, mode) if use_model and (options.model or constrained) else None
         converter = Converter(dictionary=_loaded_dictionary(), engine=engine,
-                              model_candidates=options.model_candidates, rerank_weight=weight,
-                              constrain_model=constrained, language_model=_language_model(options))
+                              model_candidates=options.model_candidates, constrain_model=constrained,
+                              language_model=_language_model(options))
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
     return factory
@@ -145,12 +139,11 @@ CONVERTERS: dict[str, Callable[[argparse.Namespace], ConvertFunction]] = {
     "beam": _model_converter(lambda n: n, "beam"),
     # Beam search over chains of dictionary words (kana as the escape) that spell the reading.
     "constrained": _model_converter(lambda n: n, "constrained", constrained=True),
-    "rerank": _merging_converter("rerank", rerank=True),
-    # The model's own constrained candidates (--model-candidates) reranked with the dictionary's.
-    "constrained-rerank": _merging_converter("constrained-rerank", rerank=True, constrained=True),
-    "auto": _merging_converter("auto", rerank=False),
-    # What the daemon serves without a model: the dictionary with the context bonus, kana, rewriters.
-    "no-model": _merging_converter("no-model", rerank=False, use_model=False),
+    "auto": _merging_converter("auto"),
+    # auto, the model's own candidates (--model-candidates) constrained to chains of dictionary words.
+    "constrained-auto": _merging_converter("constrained-auto", constrained=True),
+    # What the daemon serves without a model: the dictionary rescored by the language model, kana, rewriters.
+    "no-model": _merging_converter("no-model", use_model=False),
 }
 
 
@@ -304,13 +297,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="registered model name or GGUF path (greedy, beam; optional for auto)")
     parser.add_argument("--threads", type=int, default=2, help="model threads (default 2)")
     parser.add_argument("--model-candidates", type=int, default=0,
-                        help="auto, rerank: how many candidates the model generates itself (default 0: none)")
-    parser.add_argument("--rerank-weight", type=float, default=None,
-                        help="rerank: weight of the dictionary cost against the model log-prob "
-                             "(default: the model's registry entry, else 0.005)")
+                        help="auto, constrained-auto: how many candidates the model generates itself (default 0: none)")
     parser.add_argument("--lm", type=Path, metavar="FILE",
-                        help="merging modes (auto, no-model, rerank): the character language model that rescores "
-                             "the dictionary's top candidates (default: the daemon's, if built)")
+                        help="merging modes (auto, constrained-auto, no-model): the character language model that "
+                             "rescores the dictionary's top candidates (default: the daemon's, if built)")
     parser.add_argument("--no-lm", action="store_true", help="merging modes: no language model")
     parser.add_argument("--errors", action="store_true",
                         help="count the wrong first candidates by class (variant, wrong kanji, segmentation, "

@@ -104,57 +104,30 @@ def test_empty_reading_gives_nothing(userdata):
     assert converter(userdata).candidates("") == []
 
 
-def test_rerank_combines_model_score_and_dictionary_cost():
-    from daemon.converter import ConversionCandidate, rerank
-    pool = [ConversionCandidate("a", "dictionary", cost=100.0), ConversionCandidate("b", "dictionary", cost=600.0),
-            ConversionCandidate("c", "model")]
-    scores = [-5.0, -2.0, -1.0]
-    assert [c.text for c in rerank(pool, scores, 0.0)] == ["c", "b", "a"]  # the model alone
-    # a: -5; c counts as the worst cost, like b: -1-500 and -2-500
-    assert [c.text for c in rerank(pool, scores, 1.0)] == ["a", "c", "b"]
-
-
-def test_a_floor_caps_how_far_the_model_can_bury_a_candidate():
-    from daemon.converter import ConversionCandidate, rerank
-    pool = [ConversionCandidate("コメダ珈琲店", "dictionary", cost=7000.0),
-            ConversionCandidate("コメダコーヒー店", "dictionary", cost=13000.0)]
-    scores = [-86.0, -3.0]  # a name the model never saw
-    assert [c.text for c in rerank(pool, scores, 0.01)][0] == "コメダコーヒー店"  # -86 vs -3 - 60
-    assert [c.text for c in rerank(pool, scores, 0.01, floor=10.0)][0] == "コメダ珈琲店"  # -13 vs -63
-
-
-def test_words_the_context_already_uses_come_first():
-    from daemon.converter import CONTEXT_HIT_COST, ConversionCandidate, by_context, context_hits, rerank
+def test_context_hits_count_the_written_words_the_context_already_uses():
+    from daemon.converter import context_hits
     context = "一人目の呼称、"
     assert context_hits("二人目の呼称", context) == 8  # 人目, 目の, の呼, 呼称 (not 二人); 人, 目, 呼, 称 (not 二)
     assert context_hits("二人目の故障", context) == 4  # 人目, 目の; 人, 目
     assert context_hits("のの", "のの") == 0  # kana is no evidence
     assert context_hits("航空機の運航", "飛行機の運行") == 4  # 機の, の運; 機, 運
-    pool = [ConversionCandidate("二人目の故障", "dictionary", cost=5000.0),
-            ConversionCandidate("二人目の呼称", "dictionary", cost=5000.0 + 4 * CONTEXT_HIT_COST - 1)]
-    assert [c.text for c in by_context(pool, context)] == ["二人目の呼称", "二人目の故障"]
-    assert by_context(pool, "") == pool
-    assert [c.text for c in rerank(pool, [-1.0, -1.0], 0.01, context)] == ["二人目の呼称", "二人目の故障"]
-    assert [c.text for c in rerank(pool, [-1.0, -1.0], 0.01)] == ["二人目の故障", "二人目の呼称"]
 
 
-def test_the_context_chooses_among_the_dictionary_top_even_when_one_candidate_is_asked_for():
-    converter = Converter(dictionary=system_dictionary(), clock=lambda: NOW)
+def test_the_context_chooses_among_the_pool_even_when_one_candidate_is_asked_for():
+    converter = Converter(dictionary=system_dictionary(), clock=lambda: NOW, language_model=load_language_model())
     assert "故障" in converter.candidates("にばんめのこしょう", "", 1)[0].text
-    first = converter.candidates("にばんめのこしょう", "一人目の呼称、", 1)
-    assert "呼称" in first[0].text and [c.source for c in first].count("dictionary") == 1
+    assert "呼称" in converter.candidates("にばんめのこしょう", "一人目の呼称、", 1)[0].text
 
 
-def test_rerank_mode_keeps_every_dictionary_candidate(userdata, model_path):
+def test_the_models_own_candidates_join_every_dictionary_candidate(userdata, model_path):
     engine = Engine()
     engine.load(model_path)
     engine.wait(60)
-    user, learning = userdata
-    plain = Converter(dictionary=system_dictionary(), clock=lambda: NOW)
-    reranking = Converter(dictionary=system_dictionary(), engine=engine, clock=lambda: NOW, rerank_weight=0.01,
-                          model_candidates=3)
+    plain = Converter(dictionary=system_dictionary(), clock=lambda: NOW, language_model=load_language_model())
+    with_model = Converter(dictionary=system_dictionary(), engine=engine, clock=lambda: NOW, model_candidates=3,
+                           language_model=load_language_model())
     before = {c.text for c in plain.candidates("きょうはいいてんきですね", n=10)}
-    after = reranking.candidates("きょうはいいてんきですね", n=10)
+    after = with_model.candidates("きょうはいいてんきですね", n=10)
     assert before <= {c.text for c in after}
     assert "model" in [c.source for c in after]
     engine.close()

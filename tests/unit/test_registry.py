@@ -29,9 +29,6 @@ def test_parse_entry_fields():
     entry = parse_registry(GOOD)["m"]
     assert (entry.format, entry.file, entry.context_chars, entry.hf_repo) == ("zenz-v3", "m.gguf", 40,
                                                                              "someone/m")
-    assert (entry.rerank_weight, entry.rerank_floor) == (None, None)
-    tuned = parse_registry(GOOD + "rerank_weight = 0.01\nrerank_floor = 10\n")["m"]
-    assert (tuned.rerank_weight, tuned.rerank_floor) == (0.01, 10.0)
 
 
 @pytest.mark.parametrize("broken, message", [
@@ -39,8 +36,6 @@ def test_parse_entry_fields():
     (GOOD.replace('context_size = 256\n', ""), "lacks context_size"),
     (GOOD.replace('tokenizer = "gguf"', 'tokenizer = "hf"'), "tokenizer"),
     ("[models.m\n", "not valid TOML"),
-    (GOOD + "rerank_weight = -1\n", "rerank_weight must be a non-negative number"),
-    (GOOD + "rerank_floor = true\n", "rerank_floor must be a non-negative number"),
 ])
 def test_bad_registry_is_reported(broken, message):
     with pytest.raises(RegistryError, match=message):
@@ -85,4 +80,3 @@ def test_the_embedded_default_model_is_shipped_intact():
     assert entry.source == "embedded" and path.is_file()
     assert path.stat().st_size <= 30 * 1024 * 1024
     assert sha256_of(path) == entry.sha256
-    assert entry.rerank_weight is not None
