@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NewType
 
 from daemon.composer import Brackets, Punctuation, RomajiTableError, Slash, SpaceWidth, load_rules
-from daemon.engine.search import DEFAULT_BEAM_WIDTH
+from daemon.engine.beam import DEFAULT_BEAM_WIDTH
 from daemon.keys import NAME_KEYSYMS, KeySpec
 from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes, xdg_base_dir
 

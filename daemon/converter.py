@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from dataclasses import dataclass
-from enum import Enum, StrEnum
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import TypeVar
 from collections.abc import Callable, Hashable, Sequence
 
 from daemon.computed_once import ComputedOnce
+from daemon.conversion import (CandidateSource, ConversionCandidate, Effort, PersonalData,
+                               clean_reading, unique_texts)
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary, TextReader, system_reader
 from daemon.engine import Engine, EngineUnavailable, ModelSession, ModelState
 from daemon.kana import to_hiragana, to_katakana
@@ -29,51 +29,6 @@ from daemon.userdata.storage import LineFileStore
 from daemon.userdata.user_dictionary import UserDictionary
 
 
-class CandidateSource(StrEnum):
-    """Where a candidate comes from (shown with `[candidates] show_source`, sent by the Convert method)."""
-
-    LEARNING = "learning"
-    USER = "user"
-    MODEL = "model"
-    DICTIONARY = "dictionary"
-    KANA = "kana"
-    REWRITER = "rewriter"
-
-
-@dataclass(frozen=True)
-class ConversionCandidate:
-    text: str
-    source: CandidateSource
-    annotation: str = ""
-    cost: float | None = None  # the system dictionary's path cost (lower is better), for its candidates
-    morphemes: int = 0  # dictionary words on the path, for the system dictionary's candidates
-
-
-class Effort(Enum):
-    """How much a conversion may spend, by what it is for."""
-    KEYSTROKE = "keystroke"  # live conversion, on every key: the dictionary's N-best rescored by the LM
-    SEGMENT = "segment"      # one segment of a sentence: also paths of the lattice search; not the model
-    SENTENCE = "sentence"    # a whole reading on Space: the lattice search and the neural model too
-
-    @property
-    def searches_lattice(self) -> bool:
-        return self is not Effort.KEYSTROKE
-
-    @property
-    def uses_model(self) -> bool:
-        return self is Effort.SENTENCE
-
-
-class PersonalData(Enum):
-    """Which of the user's own data a conversion may read."""
-    ALL = "all"                # learning history and user dictionary
-    NO_HISTORY = "no-history"  # a secret field: its conversions neither read nor feed what was learned
-    NONE = "none"              # a caller that is not the user's own session: nothing that reveals the user
-
-
-# Longest reading converted, counted after NFKC (one typed character can expand to 18). The session's
-# composition and the D-Bus Convert method stop at the same length.
-MAX_READING_CHARS = 1000
 # Longer readings are converted by the dictionary alone: the model's whole-reading scoring grows with the
 # length (2.9 s for 1,000 kana on 2 threads, 0.2 s for 200), and every other session would wait for it.
 MODEL_MAX_READING_CHARS = 200
@@ -98,23 +53,6 @@ LATTICE_MAX_READING_CHARS = 200
 # the suite lost 0.08 points (4-fold CV pooled, 0.7353 → 0.7345; up to 20 kana: 0.25, wac_dev 0.823 → 0.818),
 # and phrases convert in a few milliseconds instead of 15–35.
 LATTICE_MIN_READING_CHARS = 16
-# Unicode categories no reading holds: lone surrogates (MeCab cannot take them), controls, private-use code points
-# (the model's prompt markers are among them).
-NOT_IN_A_READING = frozenset({"Cs", "Cc", "Co"})
-
-
-class ReadingTooLong(ValueError):
-    """A reading past MAX_READING_CHARS (after NFKC)."""
-
-
-def clean_reading(reading: str) -> str:
-    """The reading without characters no reading holds; ReadingTooLong if it is too long to convert."""
-    cleaned = "".join(ch for ch in reading if unicodedata.category(ch) not in NOT_IN_A_READING)
-    if len(unicodedata.normalize("NFKC", cleaned)) > MAX_READING_CHARS:
-        raise ReadingTooLong(f"a reading may have at most {MAX_READING_CHARS} characters (after NFKC)")
-    return cleaned
-
-
 # Words and topics the document already uses come back (a cache language model): a rescoring feature counts the
 # distinct kanji and written bigrams a candidate shares with the left context.
 _KANA_ONLY = re.compile(r"[\u3040-\u30ff]+")
@@ -151,29 +89,6 @@ def spellings(dictionary: SystemDictionary | None, reading: str) -> list[tuple[i
     for i, char in enumerate(reading):
         words += [(i, i + 1, kana) for kana in dict.fromkeys((to_hiragana(char), to_katakana(char)))]
     return words
-
-
-class Conversion(Protocol):
-    """What an input session asks of conversion (as Mozc's session converter interface): the real Converter
-    below, or an in-memory fake in the state machine's tests."""
-
-    def candidates(self, reading: str, context: str = "", n: int = 10, session: ModelSession | None = None,
-                   personal: PersonalData = PersonalData.ALL,
-                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]: ...
-
-    def timely_candidates(self, model_wait_s: float, reading: str, context: str = "", n: int = 10,
-                          session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL
-                          ) -> tuple[list[ConversionCandidate], bool]: ...
-
-    def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]: ...
-
-    def predictions(self, prefix: str, n: int = 9) -> list[ConversionCandidate]: ...
-
-    def learn(self, choices: list[tuple[str, str]]) -> None: ...
-
-    def model_session(self) -> ModelSession | None: ...
-
-    def text_reader(self) -> TextReader | None: ...
 
 
 Store = TypeVar("Store", bound=LineFileStore)
@@ -466,13 +381,3 @@ class Ranking:
     unlikely ones behind them."""
     ahead: tuple[ConversionCandidate, ...]
     behind: tuple[ConversionCandidate, ...]
-
-
-def unique_texts(candidates) -> list[ConversionCandidate]:
-    seen: set[str] = set()
-    unique = []
-    for candidate in candidates:
-        if candidate.text and candidate.text not in seen:
-            seen.add(candidate.text)
-            unique.append(candidate)
-    return unique

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from daemon.converter import NOT_IN_A_READING
+from daemon.conversion import NOT_IN_A_READING
 from ime_protocol import SurroundingDeletion
 
 # The most text one reconversion takes: a sentence or two, as a selection of converted text would be.

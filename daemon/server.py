@@ -64,7 +64,8 @@ from daemon import sd_notify
 from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore, setting_literals
-from daemon.converter import MAX_READING_CHARS, ConversionCandidate, Converter, PersonalData, ReadingTooLong
+from daemon.conversion import MAX_READING_CHARS, ConversionCandidate, PersonalData, ReadingTooLong
+from daemon.converter import Converter
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.dictionary import system_dictionary, system_reader
 from daemon.lm import load_language_model

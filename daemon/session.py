@@ -17,20 +17,23 @@ from enum import Enum
 from functools import partial
 from pathlib import Path
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, Composer, InputMode, RomajiTable, RomajiTableError,
                              SymbolStyle, Transliteration, load_rules, romaji_table)
 from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.config import Action, InputSettings, KeyBindings
-from daemon.converter import (MAX_READING_CHARS, CandidateSource, Conversion, ConversionCandidate, Effort,
-                              PersonalData, ReadingTooLong, clean_reading, unique_texts)
-from daemon.dictionary import TextReader
+from daemon.conversion import (MAX_READING_CHARS, CandidateSource, Conversion, ConversionCandidate, Effort,
+                               PersonalData, ReadingTooLong, clean_reading, unique_texts)
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
 from daemon.reconversion import ReconversionTarget, reconversion_target
 from ime_protocol import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem,
                           CandidateWindow, InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle,
                           SurroundingDeletion, SurroundingText)
+
+if TYPE_CHECKING:
+    from daemon.dictionary import TextReader
 
 log = logging.getLogger(__name__)
 

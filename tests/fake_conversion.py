@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from daemon.converter import CandidateSource, ConversionCandidate, Effort, PersonalData
+from daemon.conversion import CandidateSource, ConversionCandidate, Effort, PersonalData
 from daemon.kana import to_katakana
 
 

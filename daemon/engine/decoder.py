@@ -19,7 +19,8 @@ import numpy as np
 from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.lookahead import JacobiWindow, LookaheadSettings, NgramPool
 from daemon.engine.native import Context, LlamaError, Model
-from daemon.engine.search import (MAX_BEAM, Hypothesis, beam_search, greedy_search, log_softmax,
+from daemon.engine.beam import MAX_BEAM
+from daemon.engine.search import (Hypothesis, beam_search, greedy_search, log_softmax,
                                   permutation_plan)
 
 KV_HEADROOM_CELLS = 64

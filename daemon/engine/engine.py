@@ -18,7 +18,8 @@ from daemon.engine.decoder import SessionDecoder
 from daemon.engine.native import LlamaError, Model
 from daemon.engine.prompts import MARKERS, Prompt, build_prompt
 from daemon.engine.registry import ModelEntry, RegistryError, resolve_model
-from daemon.engine.search import DEFAULT_BEAM_WIDTH, MAX_BEAM, Hypothesis
+from daemon.engine.beam import DEFAULT_BEAM_WIDTH, MAX_BEAM
+from daemon.engine.search import Hypothesis
 from daemon.kana import to_hiragana, to_katakana
 
 CHUNK_KANA = 30

@@ -14,11 +14,9 @@ from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
+from daemon.engine.beam import MAX_BEAM
 from daemon.engine.constraint import SpellingConstraint, State
 
-MAX_BEAM = 128  # live + scratch slots must stay within llama.cpp's 256 sequences
-# The beam width when the model offers several conversions of its own (the config's candidates.beam_width).
-DEFAULT_BEAM_WIDTH = 5
 
 
 @dataclass(frozen=True)

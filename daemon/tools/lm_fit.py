@@ -73,7 +73,8 @@ def collect_items(suite: Path, limit: int | None, lm: CharNgramLM | None) -> lis
 def item_features(item: ItemCandidates, lm: CharNgramLM | None,
                   model_scores: list[float] | None) -> list[Features]:
     """The features the converter computes for the same candidates."""
-    from daemon.converter import CandidateSource, ConversionCandidate, candidate_features
+    from daemon.conversion import CandidateSource, ConversionCandidate
+    from daemon.converter import candidate_features
 
     candidates = [ConversionCandidate(text, CandidateSource.DICTIONARY, cost=cost, morphemes=morphemes)
                   for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)]

@@ -5,8 +5,8 @@ from datetime import datetime
 
 import pytest
 
-from daemon.converter import (MAX_READING_CHARS, Converter, Effort, PersonalData, ReadingTooLong, clean_reading,
-                              spellings)
+from daemon.conversion import MAX_READING_CHARS, Effort, PersonalData, ReadingTooLong, clean_reading
+from daemon.converter import Converter, spellings
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.lm import load_language_model

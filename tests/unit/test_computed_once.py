@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from daemon.computed_once import ComputedOnce
-from daemon.converter import Effort
+from daemon.conversion import Effort
 from daemon.session import InputSession, SessionSettings
 from ime_protocol import SHIFT_MASK, InputPurpose
 from tests.fake_conversion import FakeConversion

@@ -34,3 +34,16 @@ def test_no_module_imports_across_a_forbidden_direction(folder, leaving_out, for
                 for module in imported_modules(path)
                 if any(module == name or module.startswith(name + ".") for name in forbidden)}
     assert not crossing
+
+
+def test_the_session_and_its_seam_load_no_conversion_machinery():
+    """The state machine imports conversion's interface (daemon/conversion.py), not the converter: its tests on
+    the fake need neither MeCab, numpy nor llama.cpp."""
+    import subprocess
+    import sys
+    heavy = ("numpy", "MeCab", "llama_cpp", "daemon.converter", "daemon.dictionary", "daemon.lm",
+             "daemon.engine.engine")
+    probe = f"import sys, daemon.session; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

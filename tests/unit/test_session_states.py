@@ -4,7 +4,7 @@ same machine with the real dictionary as a regression layer."""
 
 import pytest
 
-from daemon.converter import CandidateSource, ConversionCandidate, Effort
+from daemon.conversion import CandidateSource, ConversionCandidate, Effort
 from daemon.keys import keyval_of
 from daemon.session import InputSession, Phase, SessionSettings, carried_over
 from ime_protocol import SHIFT_MASK, SegmentStyle
@@ -79,7 +79,8 @@ def test_tab_predicts_from_the_reading(session):
 def test_the_converter_and_the_fake_offer_the_interface_the_session_uses():
     import inspect
 
-    from daemon.converter import Conversion, Converter
+    from daemon.conversion import Conversion
+    from daemon.converter import Converter
 
     methods = [name for name, value in vars(Conversion).items() if not name.startswith("_") and callable(value)]
     assert len(methods) == 7
