@@ -122,6 +122,7 @@ class Converter:
         # What a whole reading's rankings with and without the neural model rescore, shared: Space's ranking
         # without the model costs nothing more once the one with it is under way. Keyed (reading, context, n).
         self._sentence_pools: ComputedOnce[Hashable, RescoringPool] = ComputedOnce(RANKINGS_KEPT)
+        self._problems_told: set[str] = set()  # why choices may not be kept, each said once in a panel (learn)
         # Sessions convert on several worker threads; the user's files are plain dicts saved meanwhile.
         self._userdata_lock = threading.Lock()
 
@@ -254,12 +255,20 @@ class Converter:
                 pass
         return unique_texts(found)[:n]
 
-    def learn(self, choices: list[tuple[str, str]]) -> None:
-        """Remember what the user chose for each reading (never called for secret fields)."""
-        if self.learning is not None:
-            with self._userdata_lock:
-                for reading, surface in choices:
-                    self.learning.record(to_hiragana(reading), surface)
+    def learn(self, choices: list[tuple[str, str]]) -> str:
+        """Remember what the user chose for each reading (never called for secret fields). Returns why the
+        choices may not be kept (the history's file unreadable, or its last save failed) the first time that
+        reason comes up, for the panel to say once; "" otherwise (GetStatus's reason says it as long as it holds)."""
+        if self.learning is None:
+            return ""
+        with self._userdata_lock:
+            for reading, surface in choices:
+                self.learning.record(to_hiragana(reading), surface)
+            problem = self.learning.keeping_problem
+            if not problem or problem in self._problems_told:
+                return ""
+            self._problems_told.add(problem)
+            return problem
 
     def save_userdata(self) -> None:
         """Write the learning history and user dictionary if they changed (atomically)."""

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 LABELS = "123456789"
 # Shown while the composition is as long as it may be: the keys typed past it go nowhere, and the user must know.
 COMPOSITION_FULL_NOTICE = f"入力は {MAX_READING_CHARS} 文字までです。変換するか確定してください"
+UNKEPT_CHOICE_NOTICE = "学習した変換を保存できません"
 # Space answers with the neural model's ranking if it is done (mostly made in advance, while the user paused) or
 # done within this wait; past it, at once with the ranking without the model, and the model's follows as an
 # improvement (conversion_to_improve). On a busy machine the model's scoring is what keeps Space waiting.
@@ -153,6 +154,7 @@ class InputSession:
         self.window_open = False
         self.purpose = InputPurpose.FREE_FORM
         self.committed = ""  # recent commits of this session: left context when the app sends none
+        self.notice = ""  # said once in the auxiliary line of the next answer (a choice that cannot be kept)
         self.surrounding: SurroundingText | None = None  # the field's text around the cursor, as last reported
         self.reconverted: str | None = None  # while a reconversion is in progress, the text it deleted
         self.model_session = converter.model_session()
@@ -510,7 +512,9 @@ class InputSession:
             # A prediction's reading is only the typed prefix: learning it would rank the whole
             # word first for that prefix's own conversion.
             if self.phase is Phase.CONVERTING and self.settings.learning and not private:
-                self.converter.learn([(s.reading, s.text) for s in self.segments])
+                problem = self.converter.learn([(s.reading, s.text) for s in self.segments])
+                if problem:
+                    self.notice = f"{UNKEPT_CHOICE_NOTICE}: {problem}"
         elif self.phase is Phase.COMPOSING:
             text = self.live_text or self.composer.reading()
         else:
@@ -627,7 +631,7 @@ class InputSession:
                 deletion: SurroundingDeletion | None = None) -> Output:
         segments: list[PreeditSegment] = []
         window = None
-        aux = ""
+        aux, self.notice = self.notice, ""
         if self.phase is Phase.COMPOSING:
             shown = self.live_text or self.composer.preedit()
             segments = [PreeditSegment(shown[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]

@@ -20,6 +20,7 @@ class FakeConversion:
         self.model_ranked = model_ranked or {}
         self.model_late = False
         self.learned: list[list[tuple[str, str]]] = []
+        self.keeping_problem = ""  # what learn answers: why the choices may not be kept
         self.asked: list[tuple[str, Effort]] = []  # (reading, effort) of every candidates() call
         self.calls: list[tuple] = []  # every candidates() call's arguments, in order
 
@@ -63,8 +64,9 @@ class FakeConversion:
         return [ConversionCandidate(texts[0], CandidateSource.DICTIONARY, reading)
                 for reading, texts in self.words.items() if reading.startswith(prefix) and reading != prefix][:n]
 
-    def learn(self, choices: list[tuple[str, str]]) -> None:
+    def learn(self, choices: list[tuple[str, str]]) -> str:
         self.learned.append(choices)
+        return self.keeping_problem
 
     def model_session(self):
         return None

@@ -110,7 +110,12 @@ async def test_an_unreadable_learning_file_is_reported_and_typing_goes_on(tmp_pa
         with running_daemon(address, tmp_path, NO_MODEL) as daemon:
             bus = await connect(address)
             session = await ClientSession.create(bus)
-            assert await commit_third_candidate(session, "kanji")
+            for key in [*"kanji", "space", "space"]:
+                await session.key(key)
+            committed = await session.key("Return")
+            assert committed.commit and committed.aux.startswith("学習した変換を保存できません: learning.tsv cannot")
+            assert await commit_third_candidate(session, "kisha")
+            assert (await session.key("a")).aux == ""  # the panel said it once; the status goes on saying it
             (status,) = await call(bus, "GetStatus")  # the choice is not kept: the status says why
             assert "learning.tsv cannot be read (IsADirectoryError" in status[2] and "in memory only" in status[2]
             assert status[2].startswith("model file not found")  # after the model's own reason

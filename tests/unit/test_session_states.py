@@ -37,6 +37,14 @@ def test_space_shows_the_first_candidate_and_return_commits_and_learns_it(sessio
     assert conversion.learned == [[("きょうはいいてんき", "今日は良い天気")]]
 
 
+def test_a_choice_that_cannot_be_kept_is_said_in_the_panel_once(session, conversion):
+    conversion.keeping_problem = "learning.tsv cannot be read (Permission denied): changes are kept in memory only"
+    press(session, *"kyou", "space")
+    out = press(session, "Return")
+    assert out.commit == "今日" and out.aux.startswith("学習した変換を保存できません: learning.tsv cannot be read")
+    assert press(session, "k").aux == ""  # said once: the next answer's line is the composition's again
+
+
 def test_the_second_space_opens_the_window_on_the_next_candidate_and_a_digit_chooses(session, conversion):
     press(session, *"kyou", "space")
     out = press(session, "space")
