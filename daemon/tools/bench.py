@@ -13,7 +13,8 @@ ready (StatusChanged); none of the first three may wait for the model.
 `Convert` calls (default 1,000), and after 10 s idle.
 
 `tsuzuri-bench soak --sessions N --seconds T --json` starts a private bus and the real daemon (default model),
-and N sessions on N connections type phrases at a person's pace (8 keys/s, Space, then Return) for T
+and N sessions on N connections type distinct phrases (drawn from ~90,000, more than the daemon's ranking cache
+holds) at a person's pace (8 keys/s, Space, then Return) for T
 seconds: latency per call (p50/p99 of keys, Space and Return), errors, the daemon's RSS at the start and
 the end (and its anonymous part at every tenth of the run), then every client disconnects (the daemon must
 reap their sessions) and N new ones connect and type once more (the daemon must still serve).
@@ -361,9 +362,22 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
     }
 
 
-SOAK_PHRASES = ("kyouhaiitenkidesune", "ashitahaamegafurusoudesu", "kaigiwosanjikarahajimemasu",
-                "kononimotsuwotodoketekudasai", "eki made arukimasu".replace(" ", ""), "shukudaiwoowaraseta")
+SOAK_WARM_UP_PHRASES = ("kyouhaiitenkidesune", "ashitahaamegafurusoudesu")
+# The typed phrases are drawn from these parts (noun particle noun particle verb: about 90,000 phrases), so that
+# they are as distinct as a person's and the daemon's ranking cache (RANKINGS_KEPT) cannot hold them all.
+SOAK_NOUNS = ("kaigi", "eki", "tomodachi", "sensei", "gakkou", "kaisha", "densha", "kuruma", "tegami", "shukudai",
+              "ryouri", "eiga", "hon", "shinbun", "tenki", "kouen", "byouin", "toshokan", "kissaten", "shigoto",
+              "kazoku", "kodomo", "ongaku", "shashin", "yakusoku", "jikan", "kippu", "nimotsu", "heya", "mado")
+SOAK_PARTICLES = ("wo", "ni", "de", "to", "ha", "kara", "made", "no")
+SOAK_VERBS = ("mimashita", "ikimasu", "kakimashita", "yomimasu", "tsukurimashita", "machimasu", "kaimashita",
+              "tsukaimasu", "hajimemasu", "owarimashita", "todokemasu", "sagashimasu")
 SOAK_KEY_INTERVAL_S = 1 / 8
+
+
+def soak_phrase(rng) -> str:
+    """A phrase's romaji, drawn from the parts above with `rng` (random.Random)."""
+    return (rng.choice(SOAK_NOUNS) + rng.choice(SOAK_PARTICLES) + rng.choice(SOAK_NOUNS)
+            + rng.choice(SOAK_PARTICLES) + rng.choice(SOAK_VERBS))
 
 
 def _percentiles(values: list[float]) -> dict:
@@ -414,7 +428,9 @@ def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
         churn_ok = sum(pool.map(_churn_crowd, [address] * len(crowds), [len(crowd) for crowd in crowds]))
     latencies = {kind: [ms for result in results for ms in result["latency_ms"][kind]] for kind in SOAK_KINDS}
     errors = [error for result in results for error in result["errors"]]
+    typed = [phrase for result in results for phrase in result["typed"]]
     return {"sessions": sessions, "processes": len(crowds), "seconds": seconds, "model": model, "model_state": state,
+            "distinct_phrases": len(set(typed)),
             "latency_ms": {kind: _percentiles(values) for kind, values in latencies.items()},
             "errors": len(errors), "error_examples": errors[:3],
             "rss_mib": {"start": rss_start, "end": rss_end, "growth": round(rss_end - rss_start, 1),
@@ -437,6 +453,7 @@ async def _typists(address: str, indices: list[int], start_at: float, until: flo
 
     latencies: dict[str, list[float]] = {kind: [] for kind in SOAK_KINDS}
     errors: list[str] = []
+    typed: set[str] = set()
 
     async def typist(index: int) -> str:
         bus = await connect(address)
@@ -444,11 +461,13 @@ async def _typists(address: str, indices: list[int], start_at: float, until: flo
         rng = random.Random(index)
         # Warm-up: two phrases, the second with the first as left context (the model's first call for
         # this session), so that the session's memory is in place before RSS is read.
-        for name in [*SOAK_PHRASES[0], "space", "Return", *SOAK_PHRASES[1], "space", "Return"]:
+        for name in [*SOAK_WARM_UP_PHRASES[0], "space", "Return", *SOAK_WARM_UP_PHRASES[1], "space", "Return"]:
             await session.key(name)
         await asyncio.sleep(max(start_at - time.time(), 0) + rng.uniform(0, 1))  # people do not start in step
         while time.time() < until:
-            for name in [*rng.choice(SOAK_PHRASES), "space", "Return"]:
+            phrase = soak_phrase(rng)
+            typed.add(phrase)
+            for name in [*phrase, "space", "Return"]:
                 kind = {"space": "space", "Return": "return"}.get(name, "key")
                 start = time.perf_counter()
                 try:
@@ -461,7 +480,7 @@ async def _typists(address: str, indices: list[int], start_at: float, until: flo
         return session.path
 
     paths = await asyncio.gather(*(typist(index) for index in indices))
-    return {"latency_ms": latencies, "errors": errors, "paths": paths}
+    return {"latency_ms": latencies, "errors": errors, "paths": paths, "typed": sorted(typed)}
 
 
 async def _count_reaped(address: str, paths: list[str]) -> int:

@@ -172,6 +172,16 @@ def test_the_soak_benchmark_types_reaps_and_serves_after_churn():
     assert result["errors"] == 0 and result["latency_ms"]["key"]["n"] > 10
     assert result["reaped"] == "3/3" and result["served_after_churn"] == "3/3"
     assert 1 <= len(result["rss_mib"]["anonymous_by_tenth"]) <= 10
+    assert result["distinct_phrases"] >= 3  # each typist its own phrases
+
+
+def test_soak_phrases_are_too_many_for_the_ranking_cache():
+    import random
+
+    from daemon.converter import RANKINGS_KEPT
+    from daemon.tools.bench import soak_phrase
+    rng = random.Random(1)
+    assert len({soak_phrase(rng) for _ in range(4 * RANKINGS_KEPT)}) > 3.5 * RANKINGS_KEPT
 
 
 def test_fuzzing_the_protocol_finds_no_crash_and_no_hang():
