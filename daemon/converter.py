@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TypeVar
 from collections.abc import Callable, Hashable, Sequence
 
+from daemon.allocator import release_free_memory
 from daemon.computed_once import ComputedOnce
 from daemon.conversion import (CandidateSource, ConversionCandidate, Effort, PersonalData,
                                clean_reading, unique_texts)
@@ -49,6 +50,9 @@ RANKINGS_KEPT = 64
 LATTICE_PATHS = 5
 # The lattice search costs about 1 ms a character (one LM grid per offset): past this, MeCab's N-best alone.
 LATTICE_MAX_READING_CHARS = 200
+# After ranking a reading this long, the free heap is given back (daemon/allocator.py): MeCab's N-best over a long
+# reading frees hundreds of MiB that glibc would otherwise keep.
+RELEASE_MEMORY_READING_CHARS = 200
 # Below this, too: short readings' answers are in the dictionary's top 10 already. Without paths up to 15 kana
 # the suite lost 0.08 points (4-fold CV pooled, 0.7353 → 0.7345; up to 20 kana: 0.25, wac_dev 0.823 → 0.818),
 # and phrases convert in a few milliseconds instead of 15–35.
@@ -190,6 +194,14 @@ class Converter:
     def _rank(self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort,
               use_model: bool) -> Ranking:
         """The model's, the dictionary's and the lattice search's candidates, ranked (no user data)."""
+        try:
+            return self._ranking(reading, context, n, session, effort, use_model)
+        finally:
+            if len(reading) >= RELEASE_MEMORY_READING_CHARS:
+                release_free_memory()
+
+    def _ranking(self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort,
+                 use_model: bool) -> Ranking:
         model = self._model(reading, context, session) if use_model else []
         if self.language_model is not None:
             language_model = self.language_model

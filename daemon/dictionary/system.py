@@ -27,6 +27,16 @@ from daemon.kana import to_hiragana, to_katakana
 # N-best paths repeat surfaces (the same text cut into different words), so a conversion asked for n distinct
 # texts reads up to this many paths per text asked for.
 PATHS_PER_CANDIDATE = 40
+# ... but at most this many path characters in all. Reading a path costs about its length (~0.5 µs a character)
+# while the query lock is held: 4,000 paths of 1,000 kana (Convert with n = 100) held every other conversion,
+# keys included, for 2.1 s. Readings up to 200 kana asked for the 20 candidates the rescoring takes read as many
+# paths as before.
+NBEST_PATH_CHARS = 160_000
+
+
+def paths_to_read(n: int, reading_chars: int) -> int:
+    """How many N-best paths a conversion asked for n distinct texts of a reading reads."""
+    return min(n * PATHS_PER_CANDIDATE, max(n, NBEST_PATH_CHARS // max(reading_chars, 1)))
 # A lattice of the model prints a path as the fields below for each word, each field ended by the separator
 # (no key holds it: control characters become U+3000), and nothing at its end: reading a path is one C call
 # and a split, not a walk over its nodes. Mozc's features are the words' surfaces; an unknown character's is
@@ -96,7 +106,7 @@ class SystemDictionary:
         key = _dictionary_key(reading)
         candidates: list[DictionaryCandidate] = []
         seen: set[str] = set()
-        with self._query_lock, closing(self._paths(files, key, n * PATHS_PER_CANDIDATE)) as paths:
+        with self._query_lock, closing(self._paths(files, key, paths_to_read(n, len(key)))) as paths:
             for joined, morphemes in paths:
                 if joined in seen:
                     continue

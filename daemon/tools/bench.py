@@ -19,6 +19,12 @@ seconds: latency per call (p50/p99 of keys, Space and Return), errors, the daemo
 the end (and its anonymous part at every tenth of the run), then every client disconnects (the daemon must
 reap their sessions) and N new ones connect and type once more (the daemon must still serve).
 
+`tsuzuri-bench hostile [--clients C] [--in-flight F] [--seconds T] [--model M] --json` starts the real daemon, and
+C connections in another process each keep F maximal `Convert` calls (1,000 distinct kana, 100 candidates) going
+for T seconds while one session types distinct phrases at a person's pace: the typist's key latency (p50/p95/p99,
+max, keys over 200 ms), the calls answered and refused, the daemon's peak RSS, and its anonymous memory 10 s after
+the hostile clients have gone.
+
 `tsuzuri-bench live [--set FILE] [--limit K] [--key-interval MS] [--load N] --json` turns live conversion on
 and starts the real daemon twice on a private bus, with the default model and with none; one session types each
 item's reading (romaji, key by key, one key every MS milliseconds from the previous key's send, as a person
@@ -621,6 +627,91 @@ async def _memory(address: str, pid: int, typed: int, conversions: int) -> dict:
     return {"typed": typed, "conversions": conversions, "stages_mib": stages}
 
 
+# A maximal root Convert: the longest reading the daemon takes, and the most candidates.
+HOSTILE_READING_CHARS = 1000
+HOSTILE_CANDIDATES = 100
+HOSTILE_SETTLE_S = 10.0  # how long after the hostile clients stop the daemon's anonymous memory is read
+
+
+def _hostile_convert_reading(rng) -> str:
+    """A distinct maximal reading (no cached ranking answers it)."""
+    syllables = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわん"
+    return "".join(rng.choice(syllables) for _ in range(HOSTILE_READING_CHARS))
+
+
+def _hostile_clients(address: str, clients: int, in_flight: int, start_at: float, until: float) -> dict:
+    """`clients` connections, each keeping `in_flight` maximal Convert calls going until `until`."""
+    return asyncio.run(_keep_converting(address, clients, in_flight, start_at, until))
+
+
+async def _keep_converting(address: str, clients: int, in_flight: int, start_at: float, until: float) -> dict:
+    import random
+
+    from daemon.tools.client import ClientError, call, connect
+
+    answered, refused = 0, 0
+
+    async def caller(bus, rng) -> None:
+        nonlocal answered, refused
+        while time.time() < until:
+            try:
+                await call(bus, "Convert", "ssu", [_hostile_convert_reading(rng), "", HOSTILE_CANDIDATES])
+                answered += 1
+            except ClientError:
+                refused += 1
+
+    buses = [await connect(address) for _ in range(clients)]
+    await asyncio.sleep(max(start_at - time.time(), 0))
+    callers = [caller(bus, random.Random(index * in_flight + slot))
+               for index, bus in enumerate(buses) for slot in range(in_flight)]
+    await asyncio.gather(*callers)
+    for bus in buses:
+        bus.disconnect()
+    return {"answered": answered, "refused": refused}
+
+
+def _hostile(address: str, daemon_pid: int, clients: int, in_flight: int, seconds: float) -> dict:
+    """A typist's keys while hostile clients keep the daemon busy with maximal Convert calls; the daemon's peak
+    memory through the run and its anonymous memory once they have gone."""
+    import random
+    from concurrent.futures import ProcessPoolExecutor
+
+    from daemon.tools.client import ClientSession, connect, wait_for_status
+
+    async def typist(start_at: float, until: float) -> list[float]:
+        bus = await connect(address)
+        await wait_for_status(bus, 60)
+        session = await ClientSession.create(bus)
+        for name in [*SOAK_WARM_UP_PHRASES[0], "space", "Return"]:
+            await session.key(name)
+        await asyncio.sleep(max(start_at - time.time(), 0) + 1.0)  # the hostile calls are under way
+        rng, latencies = random.Random(7), []
+        while time.time() < until:
+            for name in [*soak_phrase(rng), "space", "Return"]:
+                start = time.perf_counter()
+                await session.key(name)
+                latencies.append((time.perf_counter() - start) * 1000)
+                await asyncio.sleep(SOAK_KEY_INTERVAL_S)
+        bus.disconnect()
+        return latencies
+
+    start_at = time.time() + 3.0
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        hostile = pool.submit(_hostile_clients, address, clients, in_flight, start_at, start_at + seconds)
+        keys_ms = asyncio.run(typist(start_at, start_at + seconds))
+        calls = hostile.result()
+    peak_rss = _rss_mib(daemon_pid, "VmHWM")
+    time.sleep(HOSTILE_SETTLE_S)
+    return {"hostile_clients": clients, "calls_in_flight_each": in_flight, "seconds": seconds,
+            "convert_calls": calls, "key_ms": _percentiles(keys_ms),
+            "keys_over_200_ms": sum(1 for ms in keys_ms if ms > 200),
+            "peak_rss_mib": peak_rss, f"anonymous_mib_{HOSTILE_SETTLE_S:.0f}s_after": _rss_mib(daemon_pid, "RssAnon")}
+
+
+def hostile_benchmark(clients: int, in_flight: int, seconds: float, model: str | None) -> dict:
+    return _with_daemon(model, lambda address, pid: _hostile(address, pid, clients, in_flight, seconds))
+
+
 def soak_benchmark(sessions: int, seconds: float, model: str | None) -> dict:
     return _with_daemon(model, lambda address, pid: _soak(address, pid, sessions, seconds))
 
@@ -892,6 +983,13 @@ def main(argv: list[str] | None = None) -> int:
     soak.add_argument("--sessions", type=int, default=10)
     soak.add_argument("--seconds", type=float, default=60.0)
     soak.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
+    hostile = sub.add_parser("hostile", help="a typist's keys while other clients keep maximal Convert calls going; "
+                                             "the daemon's peak and settled memory")
+    hostile.add_argument("--json", action="store_true", help="print one JSON object (the default)")
+    hostile.add_argument("--clients", type=int, default=8, help="hostile connections (default 8)")
+    hostile.add_argument("--in-flight", type=int, default=8, help="Convert calls each keeps going (default 8)")
+    hostile.add_argument("--seconds", type=float, default=30.0)
+    hostile.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
     live = sub.add_parser("live", help="live conversion: key → its OutputChanged, Space → the candidate window, "
                                        "with the model, without it, and Mozc")
     live.add_argument("--json", action="store_true", help="print one JSON object (the default)")
@@ -923,6 +1021,8 @@ def main(argv: list[str] | None = None) -> int:
         result = live_benchmark(args.set, args.limit, args.key_interval, args.model, args.load)
     elif args.what == "soak":
         result = soak_benchmark(args.sessions, args.seconds, args.model)
+    elif args.what == "hostile":
+        result = hostile_benchmark(args.clients, args.in_flight, args.seconds, args.model)
     elif args.what == "dbus":
         result = dbus_benchmark(args.model_size, args.keys)
     elif args.sessions:

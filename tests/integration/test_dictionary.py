@@ -287,3 +287,10 @@ def test_starts_bunsetsu_rules():
     assert starts_bunsetsu(WordClass.ATTACHED, WordClass.NOUN)
     assert starts_bunsetsu(WordClass.NOUN, WordClass.PREFIX)
     assert split_bunsetsu([]) == ()
+
+
+def test_a_long_reading_reads_fewer_paths_so_the_query_lock_is_held_briefly():
+    from daemon.dictionary.system import NBEST_PATH_CHARS, PATHS_PER_CANDIDATE, paths_to_read
+    assert paths_to_read(20, 200) == 20 * PATHS_PER_CANDIDATE  # what the rescoring asks: as before up to 200 kana
+    assert paths_to_read(100, 1000) * 1000 <= NBEST_PATH_CHARS  # Convert's most on its longest reading
+    assert paths_to_read(100, 100_000) == 100  # never fewer paths than texts asked for
