@@ -73,6 +73,8 @@ class TsuzuriEngine(IBus.Engine):
     def do_process_key_event(self, keyval: int, keycode: int, state: int) -> bool:
         if state & IBus.ModifierType.RELEASE_MASK:
             return False  # the daemon never takes a release (daemon/keys.py): spare the round trip
+        if self._purpose.is_secret:
+            return False  # a password or PIN field is direct input: what is typed there never leaves this process
         return self._send_key(keyval, keycode, state)
 
     # IBus calls the *_id variants, which name the input context and its client, on an engine made with

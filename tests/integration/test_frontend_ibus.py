@@ -179,13 +179,15 @@ def test_a_key_the_gone_daemon_cannot_take_follows_the_composition_into_the_fiel
             assert commits(ime.type("Return")["events"]) == ["は"]
 
 
-def test_a_password_field_teaches_the_daemon_nothing(ibus_env, tmp_path):
+def test_a_password_field_is_direct_input_and_teaches_the_daemon_nothing(ibus_env, tmp_path):
     with driver(ibus_env) as ime:
         with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL):
             ime.run(purpose="password")
             ime.run(focus=False)
             ime.run(focus=True)
-            assert commits(ime.type(*"himitsu", "space", "Return")["events"]) != []
+            typed = ime.type(*"himitsu", "space", "Return")
+            assert typed["handled"] == [False] * 9  # every key to the application: none reaches the bus
+            assert [event for event in typed["events"] if event[0] in ("preedit", "commit") and event[1]] == []
             ime.run(purpose="free_form")
             assert commits(ime.type(*"kyouhaiitenki", "space", "Return")["events"]) == ["今日はいい天気"]
         learned = (tmp_path / "data" / "tsuzuri" / "learning.tsv").read_text(encoding="utf-8")  # saved on exit

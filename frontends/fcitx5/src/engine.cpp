@@ -136,6 +136,9 @@ std::string ModeMenuAction::shortText(fcitx::InputContext *inputContext) const {
 }
 
 void InputContextState::keyEvent(fcitx::KeyEvent &event) {
+    // A password field is direct input (fcitx 5.0 keeps input methods out of them itself; a user may let them
+    // in): what is typed there never leaves fcitx.
+    if (inputContext_->capabilityFlags().testAny(fcitx::CapabilityFlag::PasswordOrSensitive)) return;
     if (sendKeyRequest(event.rawKey())) event.filterAndAccept();
 }
 
