@@ -45,11 +45,58 @@ async def connect(address: str | None) -> MessageBus:
 
 async def call(bus: MessageBus, member: str, signature: str = "", body: list | None = None,
                path: str = ROOT_PATH, interface: str = BUS_NAME, destination: str = BUS_NAME) -> list:
-    reply = await bus.call(Message(destination=destination, path=path, interface=interface, member=member,
-                                   signature=signature, body=body or []))
+    reply = await genuine_reply(bus, Message(destination=destination, path=path, interface=interface, member=member,
+                                             signature=signature, body=body or []))
     if reply.message_type is MessageType.ERROR:
         raise ClientError(f"{reply.error_name}: {reply.body[0] if reply.body else ''}")
     return reply.body
+
+
+BUS_DAEMON = "org.freedesktop.DBus"
+# The connection that owned each well-known name when last asked, by bus connection (id: dbus-fast's buses take
+# no weak references). Only a shortcut: an answer from anyone else makes genuine_reply ask the bus daemon again.
+_owners: dict[int, dict[str, str]] = {}
+
+
+async def genuine_reply(bus: MessageBus, message: Message) -> Message:
+    """The answer of the connection the call went to. On a session bus any program of the user may watch the calls
+    and answer one first with its serial, and dbus-fast takes the first answer; here an answer counts only if it
+    comes from the bus daemon itself (which no client can pose as) or from the connection that owns the
+    destination name, as the bus daemon says. Any other is ignored, and the genuine answer still awaited."""
+    destination = message.destination
+    assert destination is not None  # a method call names its destination
+    message.serial = bus.next_serial()
+    answers: asyncio.Queue[Message] = asyncio.Queue()
+
+    def on_message(received: Message) -> bool:
+        if (received.message_type in (MessageType.METHOD_RETURN, MessageType.ERROR)
+                and received.reply_serial == message.serial):
+            answers.put_nowait(received)
+            return True
+        return False
+
+    bus.add_message_handler(on_message)
+    try:
+        await bus.send(message)
+        while True:
+            answer = await answers.get()
+            known = _owners.get(id(bus), {}).get(destination)
+            if answer.sender in (BUS_DAEMON, destination, known) or answer.sender == await _owner(bus, destination):
+                return answer
+    finally:
+        bus.remove_message_handler(on_message)
+
+
+async def _owner(bus: MessageBus, name: str) -> str | None:
+    """The unique name owning `name` now, as the bus daemon says (and remembered), None if none."""
+    if name.startswith(":") or name == BUS_DAEMON:
+        return None  # a unique name, and the bus daemon, answer only as themselves
+    reply = await genuine_reply(bus, Message(destination=BUS_DAEMON, path="/org/freedesktop/DBus",
+                                             interface=BUS_DAEMON, member="GetNameOwner", signature="s", body=[name]))
+    if reply.message_type is not MessageType.METHOD_RETURN:
+        return None
+    _owners.setdefault(id(bus), {})[name] = reply.body[0]
+    return reply.body[0]
 
 
 async def wait_for_status(bus: MessageBus, seconds: float) -> tuple[str, str, str]:

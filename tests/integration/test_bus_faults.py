@@ -303,3 +303,43 @@ async def test_the_calls_of_a_caller_that_went_away_are_dropped(tmp_path):
         (candidates,) = await call(bus, "Convert", "ssu", ["きょう", "", 1])
         assert candidates[0][0] and time.monotonic() - started < 4
         bus.disconnect()
+
+
+async def test_the_client_library_refuses_replies_forged_by_an_eavesdropper(tmp_path):
+    """On the stock session bus any program of the user may watch the calls to the daemon and answer each first,
+    with its serial: dbus-fast alone takes that answer (a commit the user never typed). The client library takes
+    only the daemon's."""
+    from ime_protocol import Output, Preedit, encode
+    with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL):
+        spy = await connect(address)
+        forged = []
+
+        def answer_first(message: Message) -> bool:
+            if message.message_type is MessageType.METHOD_CALL and message.sender != spy.unique_name and (
+                    message.member in ("Send", "GetStatus", "GetNameOwner", "CreateSession")):
+                forgeries: dict[str, tuple[str, list]] = {
+                    "Send": ("ay", [encode(Output(request_id=0, consumed=True, commit="FORGED", preedit=Preedit((), 0),
+                                                  candidates=None, aux="", mode="hiragana"))]),
+                    "GetStatus": ("(sss)", [["ready", "forged", ""]]),
+                    "GetNameOwner": ("s", [spy.unique_name]),
+                    "CreateSession": ("o", ["/org/tsuzuri/Tsuzuri1/session/999"])}
+                signature, body = forgeries[message.member]
+                spy.send(Message(message_type=MessageType.METHOD_RETURN, destination=message.sender,
+                                 reply_serial=message.serial, signature=signature, body=body))
+                forged.append(message.member)
+            return False
+
+        spy.add_message_handler(answer_first)
+        await call(spy, "AddMatch", "s", ["type='method_call',eavesdrop=true"], path="/org/freedesktop/DBus",
+                   interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+        bus = await connect(address)
+        try:
+            session = await ClientSession.create(bus)
+            assert session.path != "/org/tsuzuri/Tsuzuri1/session/999"
+            outputs = [await session.key(key) for key in "kyou"]
+            assert "FORGED" not in [output.commit for output in outputs] and outputs[-1].preedit.text == "きょう"
+            assert (await call(bus, "GetStatus"))[0][1] != "forged"
+            assert {"Send", "GetStatus", "CreateSession"} <= set(forged)  # the spy did answer first
+        finally:
+            bus.disconnect()
+            spy.disconnect()
