@@ -6,6 +6,11 @@ slow model) is not lost: it is handed to `on_late_output`, in order, either when
 returns or from the main loop, so a late commit still reaches the application. OutputChanged
 signals of the session go to the same callback.
 
+Only the daemon's own answers count: on the session bus any program of the user may watch the calls and answer
+one first with its serial, and GDBus takes the first answer. The session is created with the connection that owns
+the daemon's name (as the bus daemon says) and every call goes to that connection; an answer from any other is
+refused (the call fails, and the key goes to the application).
+
 When the daemon restarts, its sessions are gone; the next call notices (UnknownSession,
 ServiceUnknown, NoReply), creates a new session (which D-Bus-activates the daemon if it is installed
 as a bus service) and replays into it what ime_protocol/recovery.py lists (the field's purpose,
@@ -41,19 +46,48 @@ class DaemonTimeout(DaemonUnavailable):
     """The daemon did not answer in time; its answer will come through `on_late_output`."""
 
 
-class _SendCall:
-    """A Send in flight. Its reply is dispatched in a main context of its own, so that waiting for
-    it runs none of the engine's other handlers."""
+BUS_DAEMON = "org.freedesktop.DBus"
 
-    def __init__(self, connection: Gio.DBusConnection, path: str, message: FrontendMessage):
+
+def method_call(destination: str, path: str, interface: str, member: str,
+                arguments: GLib.Variant | None = None, auto_start: bool = False) -> Gio.DBusMessage:
+    message = Gio.DBusMessage.new_method_call(destination, path, interface, member)
+    if arguments is not None:
+        message.set_body(arguments)
+    if not auto_start:
+        message.set_flags(Gio.DBusMessageFlags.NO_AUTO_START)
+    return message
+
+
+def answer_of(reply: Gio.DBusMessage, sender: str) -> GLib.Variant | None:
+    """The reply's body if it is a method return from `sender`; DaemonUnavailable says why not. The bus daemon's
+    own errors (the daemon gone: ServiceUnknown) count too: no client can send as the bus daemon."""
+    if reply.get_sender() not in (sender, BUS_DAEMON):
+        raise DaemonUnavailable(f"refused an answer from {reply.get_sender()}, not the daemon ({sender})")
+    if reply.get_message_type() == Gio.DBusMessageType.ERROR:
+        try:
+            reply.to_gerror()
+        except GLib.Error as error:
+            raise DaemonUnavailable(error.message) from error
+        raise DaemonUnavailable(f"{reply.get_error_name()}")
+    return reply.get_body()
+
+
+class _SendCall:
+    """A Send in flight to the daemon's connection. Its reply is dispatched in a main context of its own, so that
+    waiting for it runs none of the engine's other handlers."""
+
+    def __init__(self, connection: Gio.DBusConnection, daemon: str, path: str, message: FrontendMessage):
         self.message = message
+        self.daemon = daemon
         self.context = GLib.MainContext.new()
         self.results: list[Gio.AsyncResult] = []
         self.context.push_thread_default()  # GDBus dispatches the reply to the caller's thread-default context
         try:
-            connection.call(BUS_NAME, path, SESSION_INTERFACE, "Send", GLib.Variant("(ay)", (encode(message),)),
-                            GLib.VariantType("(ay)"), Gio.DBusCallFlags.NO_AUTO_START, LATE_ANSWER_TIMEOUT_MS,
-                            None, lambda _connection, result: self.results.append(result))
+            connection.send_message_with_reply(
+                method_call(daemon, path, SESSION_INTERFACE, "Send", GLib.Variant("(ay)", (encode(message),))),
+                Gio.DBusSendMessageFlags.NONE, LATE_ANSWER_TIMEOUT_MS, None,
+                lambda _connection, result: self.results.append(result))
         finally:
             self.context.pop_thread_default()
 
@@ -69,11 +103,14 @@ class _SendCall:
 
     def output(self, connection: Gio.DBusConnection) -> Output:
         try:
-            reply = connection.call_finish(self.results[0])
+            reply = connection.send_message_with_reply_finish(self.results[0])
         except GLib.Error as error:
             raise DaemonUnavailable(error.message) from error
+        body = answer_of(reply, self.daemon)
+        if body is None or body.get_type_string() != "(ay)":
+            raise DaemonUnavailable("bad reply: not an Output")
         try:
-            return decode(bytes(reply.unpack()[0]), Output)
+            return decode(bytes(body.unpack()[0]), Output)
         except ProtocolError as error:
             raise DaemonUnavailable(f"bad reply: {error}") from error
 
@@ -83,6 +120,7 @@ class DaemonSession:
         self._connection = connection
         self._on_late_output = on_late_output
         self._path: str | None = None
+        self._daemon = ""  # the unique name of the daemon's connection that holds the session
         self._subscription: int | None = None
         self._field_state: dict[type, FrontendMessage] = {}  # the latest of each FIELD_STATE_MESSAGES type
         self._composition_keys: list[KeyEvent] = []  # keys sent since the preedit was last empty, answered or not
@@ -114,20 +152,45 @@ class DaemonSession:
 
     def close(self) -> None:
         if self._path is not None:
-            self._connection.call(BUS_NAME, self._path, SESSION_INTERFACE, "Close", None, None,
-                                  Gio.DBusCallFlags.NO_AUTO_START, CONNECT_TIMEOUT_MS, None, None, None)
+            self._connection.send_message(method_call(self._daemon, self._path, SESSION_INTERFACE, "Close"),
+                                          Gio.DBusSendMessageFlags.NONE)
         self._forget_session()
+
+    def _reply(self, message: Gio.DBusMessage, sender: str) -> GLib.Variant | None:
+        try:
+            reply, _serial = self._connection.send_message_with_reply_sync(message, Gio.DBusSendMessageFlags.NONE,
+                                                                           CONNECT_TIMEOUT_MS, None)
+        except GLib.Error as error:
+            raise DaemonUnavailable(error.message) from error
+        return answer_of(reply, sender)
+
+    def _daemon_owner(self) -> str:
+        """The unique name that owns the daemon's name, as the bus daemon (whom no client can pose as) says."""
+        body = self._reply(method_call(BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner",
+                                       GLib.Variant("(s)", (BUS_NAME,))), BUS_DAEMON)
+        if body is None or body.get_type_string() != "(s)":
+            raise DaemonUnavailable("the bus did not say who owns the daemon's name")
+        return str(body.unpack()[0])
 
     def _open(self) -> None:
         try:
-            reply = self._connection.call_sync(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession", None,
-                                               GLib.VariantType("(o)"), Gio.DBusCallFlags.NONE,
-                                               CONNECT_TIMEOUT_MS, None)
+            # Addressed to the well-known name, which D-Bus-activates the daemon if it is not running; whoever
+            # answered must then own that name.
+            reply, _serial = self._connection.send_message_with_reply_sync(
+                method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession", auto_start=True),
+                Gio.DBusSendMessageFlags.NONE, CONNECT_TIMEOUT_MS, None)
         except GLib.Error as error:
             raise DaemonUnavailable(f"cannot create a session: {error.message}") from error
-        (self._path,) = reply.unpack()
+        try:
+            body = answer_of(reply, self._daemon_owner())
+            if body is None or body.get_type_string() != "(o)":
+                raise DaemonUnavailable("CreateSession answered without a session")
+        except DaemonUnavailable as error:
+            raise DaemonUnavailable(f"cannot create a session: {error}") from error.__cause__
+        (self._path,) = body.unpack()
+        self._daemon = reply.get_sender()
         self._subscription = self._connection.signal_subscribe(
-            BUS_NAME, SESSION_INTERFACE, "OutputChanged", self._path, None, Gio.DBusSignalFlags.NONE,
+            self._daemon, SESSION_INTERFACE, "OutputChanged", self._path, None, Gio.DBusSignalFlags.NONE,
             self._output_changed)
         # In the order ime_protocol/recovery.py gives; the replayed keys are tracked again as they are sent.
         keys, self._composition_keys = self._composition_keys, []
@@ -157,7 +220,7 @@ class DaemonSession:
                    and len(self._composition_keys) < MAX_REPLAYED_KEYS else None)
         if tracked is not None:
             self._composition_keys.append(tracked)
-        call = _SendCall(self._connection, path, message)
+        call = _SendCall(self._connection, self._daemon, path, message)
         if not call.wait(timeout_ms):
             self._late_calls.append(call)
             if self._late_poll is None:

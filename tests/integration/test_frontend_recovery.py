@@ -170,3 +170,31 @@ def test_the_addons_replay_tables_are_ime_protocols():
     assert kinds("FIELD_STATE_KINDS") == tuple(message.__name__ for message in FIELD_STATE_MESSAGES)
     assert kinds("COMPOSITION_ENDING_KINDS") == tuple(message.__name__ for message in COMPOSITION_ENDING_MESSAGES)
     assert re.search(r"MAX_REPLAYED_KEYS = (\d+);", source).group(1) == str(MAX_REPLAYED_KEYS)
+
+
+def test_both_frontends_take_only_the_daemons_answers(frontends, tmp_path):
+    """A program of the user answers every call first (tests/forging_spy.py): no frontend draws what it says."""
+    from tests.dbus_fixtures import running_daemon
+    from tests.forging_spy import FORGED_TEXT
+    forged_hex = FORGED_TEXT.encode().hex()
+    with private_bus() as address, running_daemon(address, tmp_path, "/nonexistent/model.gguf"):
+        spy = subprocess.Popen([sys.executable, "-m", "tests.forging_spy", "--bus", address], cwd=REPO,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert pipe(spy.stdout).readline().strip() == "ready"
+        try:
+            for name, command in frontends.items():
+                driver = subprocess.Popen(command, env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                answers = []
+                for step in ["focus_in free_form", *(key(character, i) for i, character in enumerate("kyou", 1))]:
+                    pipe(driver.stdin).write(step + "\n")
+                    pipe(driver.stdin).flush()
+                    answers.append(pipe(driver.stdout).readline().strip())
+                pipe(driver.stdin).close()
+                driver.wait(10)
+                assert answers and not [answer for answer in answers if forged_hex in answer], (name, answers)
+        finally:
+            pipe(spy.stdin).close()
+            forged = int(pipe(spy.stdout).readline())
+            spy.wait(10)
+    assert forged >= 2 * 5  # it did answer first, every call of both

@@ -84,6 +84,12 @@ bool DaemonSession::open() {
                      << reply.errorMessage();
         return false;
     }
+    // Any program of the user may watch the calls on the session bus and answer one first: the answer counts only
+    // if it comes from the connection that owns the daemon's name, as the bus daemon says.
+    if (reply.sender() != nameOwner()) {
+        FCITX_WARN() << "tsuzuri: refused a session offered by " << reply.sender() << ", not the daemon";
+        return false;
+    }
     path_ = path.path();
     // The session lives in this daemon process: later calls go to its unique name, which is never
     // activated, so a dead daemon answers at once (ServiceUnknown) instead of holding keys while a new
@@ -114,6 +120,20 @@ bool DaemonSession::open() {
     return true;
 }
 
+std::string DaemonSession::nameOwner() {
+    auto ask = bus_.createMethodCall(BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner");
+    ask << std::string(BUS_NAME);
+    auto reply = ask.call(CONNECT_TIMEOUT_USEC);
+    std::string owner;
+    if (reply.isError() || reply.sender() != BUS_DAEMON || !(reply >> owner)) return {};
+    return owner;
+}
+
+bool DaemonSession::fromDaemon(const fcitx::dbus::Message &reply) const {
+    // A timeout is made here, without a sender; the bus daemon's own errors (the daemon gone) count too.
+    return reply.sender().empty() || reply.sender() == daemon_ || reply.sender() == BUS_DAEMON;
+}
+
 void DaemonSession::forgetSession() {
     path_.clear();
     daemon_.clear();
@@ -129,6 +149,11 @@ SendResult DaemonSession::call(const Request &request, uint64_t timeoutUsec, Out
     bool tracked = request.kind == RequestKind::Key && !secretField() && compositionKeys_.size() < MAX_REPLAYED_KEYS;
     if (tracked) compositionKeys_.push_back(request);
     auto reply = message.call(timeoutUsec);
+    if (!fromDaemon(reply)) {
+        FCITX_WARN() << "tsuzuri: refused an answer from " << reply.sender() << ", not the daemon";
+        if (tracked) forgetKey(request.requestId);
+        return SendResult::Unavailable;
+    }
     if (reply.isError()) {
         auto error = reply.errorName();
         sessionLost = SESSION_LOST_ERRORS.count(error) > 0;
@@ -153,7 +178,8 @@ SendResult DaemonSession::call(const Request &request, uint64_t timeoutUsec, Out
 }
 
 bool DaemonSession::takeLateReply(fcitx::dbus::Message &reply) {
-    if (lateRequests_.empty() || reply.type() != fcitx::dbus::MessageType::Reply || reply.signature() != "ay") {
+    if (lateRequests_.empty() || reply.type() != fcitx::dbus::MessageType::Reply || reply.signature() != "ay" ||
+        reply.sender() != daemon_) {
         return false;
     }
     reply.rewind();  // other sessions' filters read the same message

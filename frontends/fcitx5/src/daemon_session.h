@@ -41,6 +41,10 @@ public:
 
 private:
     bool open();
+    // The unique name owning the daemon's bus name, as the bus daemon says ("" if none).
+    std::string nameOwner();
+    // Whether a reply is the daemon's (or the bus daemon's, or a local timeout), not another program's.
+    bool fromDaemon(const fcitx::dbus::Message &reply) const;
     void forgetSession();
     SendResult call(const Request &request, uint64_t timeoutUsec, Output &output, bool &sessionLost);
     void trackComposition(const Request &request, const Output &output);

@@ -4,6 +4,7 @@
 
 namespace tsuzuri {
 
+inline constexpr const char *BUS_DAEMON = "org.freedesktop.DBus";  // the bus itself, whom no client can pose as
 inline constexpr const char *BUS_NAME = "org.tsuzuri.Tsuzuri1";
 inline constexpr const char *ROOT_PATH = "/org/tsuzuri/Tsuzuri1";
 inline constexpr const char *ROOT_INTERFACE = "org.tsuzuri.Tsuzuri1";
