@@ -60,7 +60,8 @@ class ConversionSettings:
     """Conversion."""
 
     live: bool = _setting(False, "Live conversion: show the top candidate while typing")
-    context_chars: int = _setting(40, "Characters of text before the cursor that the model sees as context",
+    context_chars: int = _setting(40, "Characters of text before the cursor that conversion takes as context (the "
+                                      "language models read them all; the neural model the last ten)",
                                   bounds=(0, 200))
     learning: bool = _setting(True, "Learn from committed conversions and rank them first next time")
     neural_model: bool = _setting(True, "Use the neural conversion model (the model setting); off: the dictionary "

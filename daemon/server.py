@@ -63,6 +63,7 @@ from dbus_fast.aio import MessageBus
 from daemon import sd_notify
 from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
+from daemon.composer import InputMode
 from daemon.config import Config, ConfigStore, setting_literals
 from daemon.conversion import MAX_READING_CHARS, ConversionCandidate, PersonalData, ReadingTooLong
 from daemon.converter import Converter
@@ -593,7 +594,7 @@ def apply_message(session: InputSession, message: WireRecord,
         case Discard():
             return session.discard()
         case SetInputMode():
-            return session.set_mode(message.mode)
+            return session.set_mode(InputMode(message.mode))  # the protocol checked it is one of INPUT_MODES
     return session.current_output()
 
 

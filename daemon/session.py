@@ -225,9 +225,9 @@ class InputSession:
         """The composition is dropped; a reconversion puts back the text it deleted."""
         return self._output(0, True, self._cancel())
 
-    def set_mode(self, mode: str) -> Output:
-        commit = self._commit_all() if mode == InputMode.DIRECT.value else ""
-        self.composer = self.composer.set_mode(InputMode(mode))
+    def set_mode(self, mode: InputMode) -> Output:
+        commit = self._commit_all() if mode is InputMode.DIRECT else ""
+        self.composer = self.composer.set_mode(mode)
         return self._output(0, True, commit)
 
     def current_output(self) -> Output:

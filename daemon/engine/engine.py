@@ -23,7 +23,9 @@ from daemon.engine.search import Hypothesis
 from daemon.kana import to_hiragana, to_katakana
 
 CHUNK_KANA = 30
-MAX_READING_CHARS = 4096
+# The longest reading the engine takes at all (its prompt must fit llama.cpp's batch); the converter gives it at
+# most MODEL_MAX_READING_CHARS (daemon/converter.py).
+ENGINE_MAX_READING_CHARS = 4096
 MAX_NEW_CAP = 64
 MAX_SCORED_TOKENS = 64
 _CHUNK_END = re.compile(r"[^、。，．！？!?]*[、。，．！？!?]*")
@@ -343,8 +345,8 @@ class ModelSession:
         if cleaned != reading:
             spellings = None  # their offsets were for the uncleaned reading
         reading, context = cleaned, clean_text(context)
-        if len(reading) > MAX_READING_CHARS:
-            raise ValueError(f"reading of {len(reading)} characters exceeds {MAX_READING_CHARS}")
+        if len(reading) > ENGINE_MAX_READING_CHARS:
+            raise ValueError(f"reading of {len(reading)} characters exceeds {ENGINE_MAX_READING_CHARS}")
         if not reading:
             return []
         engine = self._engine
@@ -390,8 +392,8 @@ class ModelSession:
         """log P(text | reading, context) under the model for each text (for reranking others'
         candidates); texts too long to score in one batch get -inf."""
         reading, context = clean_text(reading), clean_text(context)
-        if not reading or len(reading) > MAX_READING_CHARS:
-            raise ValueError(f"reading must have 1..{MAX_READING_CHARS} characters")
+        if not reading or len(reading) > ENGINE_MAX_READING_CHARS:
+            raise ValueError(f"reading must have 1..{ENGINE_MAX_READING_CHARS} characters")
         with self._engine.model_in_use() as loaded:
             decoder = self._decoder_for(loaded)
             prompt = loaded.prompt(reading, context)
