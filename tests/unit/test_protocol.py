@@ -521,3 +521,11 @@ def test_package_imports_nothing_from_daemon_or_frontends():
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_protocols_mode_and_state_names_are_the_daemons_enums():
+    """ime_protocol imports no daemon (ARCHITECTURE.md), so its name sets are tied to the enums here."""
+    from daemon.composer import InputMode
+    from daemon.engine.engine import ModelState
+    assert {mode.value for mode in InputMode} == INPUT_MODES
+    assert {state.value for state in ModelState} == MODEL_STATES
