@@ -4,15 +4,15 @@ import pytest
 
 from daemon.converter import Converter
 from daemon.dictionary import TextReader, system_dictionary, system_reader
-from daemon.keys import KeySpec, key_from_event, keyval_of
-from daemon.composer import Brackets, Composer, Punctuation, Slash, SpaceWidth
+from daemon.keys import KeySpec, keyval_of
+from daemon.composer import Composer, Slash
 from daemon.config import Action, InputSettings, TablePath
 from daemon.server import apply_message
-from daemon.session import COMPOSITION_FULL_NOTICE, InputSession, Phase, SessionSettings, romaji_table_of
+from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.session_keys import press, type_text
-from ime_protocol import (CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, CandidateItem, Discard, FocusOut, InputPurpose,
+from ime_protocol import (CONTROL_MASK, SHIFT_MASK, CandidateItem, Discard, FocusOut, InputPurpose,
                           Reset, SegmentStyle, SurroundingDeletion, SurroundingText)
 
 
@@ -27,13 +27,6 @@ def session(tmp_path, learning):
                           learning=learning)
     system_reader().load()  # as the daemon's warm-up does: reconversion needs the reading index
     return InputSession(converter)
-
-
-def test_typing_composes_and_shows_pending_romaji(session):
-    out = type_text(session, "kyouky")
-    assert out.consumed and out.preedit.text == "きょうky"
-    assert out.preedit.segments[0].style is SegmentStyle.UNDERLINE
-    assert out.preedit.cursor == len("きょうky") and session.phase is Phase.COMPOSING
 
 
 def test_space_converts_and_enter_commits(session, learning):
@@ -71,18 +64,6 @@ def test_escape_steps_back(session):
     assert out.preedit.text == "" and session.phase is Phase.EMPTY
 
 
-def test_backspace_then_empty_passes_keys_on(session):
-    type_text(session, "ka")
-    out = press(session, "BackSpace")
-    assert out.consumed and out.preedit.text == "" and session.phase is Phase.EMPTY
-    assert not press(session, "BackSpace").consumed
-
-
-def test_enter_commits_the_kana_with_a_trailing_n(session):
-    type_text(session, "nihon")
-    assert press(session, "Return").commit == "にほん"
-
-
 def test_segments_focus_and_resize(session):
     type_text(session, "kokodehakimonowonugu")
     press(session, "space")
@@ -105,43 +86,12 @@ def test_typing_while_converting_commits_first(session):
     assert out.commit == shown != "かんじ" and out.preedit.text == "あ"
 
 
-def test_function_keys_transliterate(session):
-    type_text(session, "tokyo")
-    assert press(session, "F7").preedit.text == "トキョ"
-    press(session, "Escape")
-    assert press(session, "F10").preedit.text == "tokyo"
-    press(session, "Escape")
-    assert press(session, "F9").preedit.text == "ｔｏｋｙｏ"
-
-
 def test_tab_predicts(session):
     type_text(session, "konnnichi")
     out = press(session, "Tab")
     assert out.candidates is not None and "こんにちは" in [i.text for i in out.candidates.items]
     out = press(session, "1")
     assert out.commit and session.phase is Phase.EMPTY
-
-
-def test_password_fields_neither_learn_nor_predict(session, learning):
-    session.focus_in(InputPurpose.PASSWORD)
-    type_text(session, "kanji")
-    assert press(session, "Tab").candidates is None
-    press(session, "space")
-    assert press(session, "Return").commit
-    assert len(learning) == 0
-
-
-def test_text_typed_in_a_password_field_stays_secret_when_the_purpose_changes(session, learning):
-    session.focus_in(InputPurpose.PASSWORD)
-    type_text(session, "himitsu")
-    session.focus_in(InputPurpose.FREE_FORM)  # IBus re-sends FocusIn on a content-type change
-    press(session, "space")
-    assert press(session, "Return").commit
-    assert len(learning) == 0 and session.context == ""
-    type_text(session, "kanji")  # what is typed after that commit is ordinary text again
-    press(session, "space")
-    press(session, "Return")
-    assert learning.ranked("かんじ")
 
 
 def test_password_fields_get_no_live_conversion(tmp_path):
@@ -155,26 +105,6 @@ def test_password_fields_get_no_live_conversion(tmp_path):
     session.discard()
     type_text(session, "kyouha")
     assert session.live_conversion() == "今日は"
-
-
-def test_space_on_empty_is_a_fullwidth_space(session):
-    assert press(session, "space").commit == "\u3000"
-    out = session.handle_key(keyval_of("space"), SHIFT_MASK)
-    assert not out.consumed
-
-
-def test_releases_and_shortcuts_pass_through(session):
-    assert not session.handle_key(keyval_of("a"), RELEASE_MASK).consumed
-    assert not session.handle_key(keyval_of("c"), CONTROL_MASK).consumed
-    assert session.phase is Phase.EMPTY
-
-
-def test_direct_mode_passes_everything_and_toggles_back(session):
-    press(session, "Zenkaku_Hankaku")
-    assert session.composer.mode.value == "direct"
-    assert not press(session, "a").consumed
-    press(session, "Zenkaku_Hankaku")
-    assert press(session, "a").preedit.text == "あ"
 
 
 def test_left_context_comes_from_commits_or_surrounding_text(session):
@@ -202,48 +132,11 @@ def test_focus_out_and_reset_commit_what_is_shown_and_discard_drops_it(session):
     assert out.commit == "" and out.preedit.text == "" and session.phase is Phase.EMPTY
 
 
-def test_composition_length_is_bounded_and_the_user_is_told(session):
-    assert type_text(session, "a" * 999).aux == ""
-    out = type_text(session, "a" * 6)
-    assert out.consumed and len(session.composer.raw()) == 1000
-    assert out.aux == COMPOSITION_FULL_NOTICE and "1000" in out.aux
-    assert press(session, "BackSpace").aux == ""  # below the limit again
-
-
 def test_live_conversion_answers_the_key_with_the_top_candidate(tmp_path):
     converter = Converter(dictionary=system_dictionary())
     session = InputSession(converter, SessionSettings(live_conversion=True))
     assert type_text(session, "kyouhaiitenki").preedit.text == "今日はいい天気"
     assert press(session, "Return").commit == "今日はいい天気"
-
-
-def test_input_turns_off_and_on_with_the_keys_people_have(session):
-    for off, on in (("Zenkaku_Hankaku", "Zenkaku_Hankaku"), ("Muhenkan", "Henkan")):
-        assert press(session, off).consumed and session.composer.mode.value == "direct"
-        assert not press(session, "a").consumed  # straight to the application
-        assert press(session, on).consumed and type_text(session, "a").preedit.text == "あ"
-        press(session, "Escape")
-    assert session.handle_key(keyval_of("space"), CONTROL_MASK).consumed  # ctrl+space toggles
-    assert session.composer.mode.value == "direct"
-    assert session.handle_key(keyval_of("space"), CONTROL_MASK).consumed
-    assert type_text(session, "ka").preedit.text == "か"
-
-
-def test_muhenkan_does_not_drop_a_composition(session):
-    type_text(session, "kanji")
-    press(session, "Muhenkan")
-    assert session.composer.mode.value == "hiragana" and session.phase is Phase.COMPOSING
-
-
-def test_a_chord_binding_wins_over_a_plain_one(session):
-    settings = SessionSettings(bindings={**session.settings.bindings,
-                                         Action.COMMIT: (KeySpec.parse("Return"), KeySpec.parse("ctrl+m"))})
-    key = key_from_event(keyval_of("m"), CONTROL_MASK)
-    assert settings.actions(key) == [Action.COMMIT]
-    assert settings.action(key_from_event(keyval_of("space"), CONTROL_MASK)) is Action.TOGGLE_INPUT
-    assert settings.action(key_from_event(keyval_of("space"), 0)) == "convert"
-    with pytest.raises(ValueError, match="unknown modifier"):
-        KeySpec.parse("hyper+space")
 
 
 def session_typing(session, input_settings: InputSettings) -> InputSession:
@@ -262,24 +155,6 @@ def test_an_azik_table_converts_through_a_session(session, tmp_path):
     assert {"漢字", "感じ"} <= {candidate.text for candidate in azik.segments[0].candidates}
     assert shown != "かんじ"
     assert press(azik, "Return").commit == shown
-
-
-def test_symbol_styles_apply_in_a_session(session):
-    styled = session_typing(session, InputSettings(punctuation=Punctuation.COMMA_PERIOD, brackets=Brackets.SQUARE,
-                                                   slash=Slash.SLASH, space=SpaceWidth.HALF))
-    assert press(styled, "space").commit == " "
-    assert type_text(styled, "[a,i.]/").preedit.text == "［あ，い．］／"
-    assert press(styled, "Return").commit == "［あ，い．］／"
-    assert type_text(session, "[a,i.]/").preedit.text == "「あ、い。」・"  # Mozc's defaults
-
-
-def test_reloaded_input_settings_apply_from_the_next_composition(session):
-    type_text(session, "a,")
-    comma_kuten = InputSettings(punctuation=Punctuation.COMMA_KUTEN)
-    session.settings = SessionSettings(romaji_table=romaji_table_of(comma_kuten))
-    assert type_text(session, ",").preedit.text == "あ、、"  # the composition keeps its table
-    press(session, "Return")
-    assert type_text(session, ",").preedit.text == "，"
 
 
 def test_an_unusable_romaji_table_falls_back_to_mozcs(tmp_path, caplog):

@@ -1,15 +1,20 @@
 """The session's state machine on an in-memory conversion (tests/fake_conversion.py): phases, segments,
-resizing, the candidate window and learning, without the dictionary. tests/integration/test_session.py drives the
+resizing, the candidate window, learning, typing and transliteration, input modes and their keys, chords, symbol
+styles, password fields and the composition limit, without the dictionary. tests/integration/test_session.py drives the
 same machine with the real dictionary as a regression layer."""
 
 import pytest
 
 from daemon.conversion import CandidateSource, ConversionCandidate, Effort
 from daemon.keys import keyval_of
-from daemon.session import InputSession, Phase, SessionSettings, carried_over
-from ime_protocol import SHIFT_MASK, SegmentStyle
+from daemon.composer import Brackets, Punctuation, Slash, SpaceWidth
+from daemon.config import Action, InputSettings
+from daemon.keys import KeySpec, key_from_event
+from daemon.session import (COMPOSITION_FULL_NOTICE, InputSession, Phase, SessionSettings, carried_over,
+                            romaji_table_of)
+from ime_protocol import CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, InputPurpose, SegmentStyle
 from tests.fake_conversion import FakeConversion
-from tests.session_keys import press
+from tests.session_keys import press, type_text
 
 WORDS = {"きょう": ["今日", "京"], "は": ["は", "葉"], "いい": ["良い", "いい"], "てんき": ["天気", "転機"],
          "きょうは": ["今日は"], "きょうはいいてんき": ["今日は良い天気", "今日はいい天気"], "てん": ["点"],
@@ -149,3 +154,135 @@ def test_a_key_that_only_adds_romaji_shows_it_after_the_live_text_without_conver
 def test_without_live_conversion_keys_show_kana_and_convert_nothing(session, conversion):
     assert press(session, *"kyou").preedit.text == "きょう"
     assert conversion.asked == []
+
+
+# -- typing, modes, keys and limits (moved from the real-dictionary tests: none needs a dictionary) ----
+
+def test_typing_composes_and_shows_pending_romaji(session):
+    out = type_text(session, "kyouky")
+    assert out.consumed and out.preedit.text == "きょうky"
+    assert out.preedit.segments[0].style is SegmentStyle.UNDERLINE
+    assert out.preedit.cursor == len("きょうky") and session.phase is Phase.COMPOSING
+
+
+def test_backspace_then_empty_passes_keys_on(session):
+    type_text(session, "ka")
+    out = press(session, "BackSpace")
+    assert out.consumed and out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert not press(session, "BackSpace").consumed
+
+
+def test_enter_commits_the_kana_with_a_trailing_n(session):
+    type_text(session, "nihon")
+    assert press(session, "Return").commit == "にほん"
+
+
+def test_function_keys_transliterate(session):
+    type_text(session, "tokyo")
+    assert press(session, "F7").preedit.text == "トキョ"
+    press(session, "Escape")
+    assert press(session, "F10").preedit.text == "tokyo"
+    press(session, "Escape")
+    assert press(session, "F9").preedit.text == "ｔｏｋｙｏ"
+
+
+def test_space_on_empty_is_a_fullwidth_space(session):
+    assert press(session, "space").commit == "\u3000"
+    out = session.handle_key(keyval_of("space"), SHIFT_MASK)
+    assert not out.consumed
+
+
+def test_releases_and_shortcuts_pass_through(session):
+    assert not session.handle_key(keyval_of("a"), RELEASE_MASK).consumed
+    assert not session.handle_key(keyval_of("c"), CONTROL_MASK).consumed
+    assert session.phase is Phase.EMPTY
+
+
+def test_direct_mode_passes_everything_and_toggles_back(session):
+    press(session, "Zenkaku_Hankaku")
+    assert session.composer.mode.value == "direct"
+    assert not press(session, "a").consumed
+    press(session, "Zenkaku_Hankaku")
+    assert press(session, "a").preedit.text == "あ"
+
+
+def test_input_turns_off_and_on_with_the_keys_people_have(session):
+    for off, on in (("Zenkaku_Hankaku", "Zenkaku_Hankaku"), ("Muhenkan", "Henkan")):
+        assert press(session, off).consumed and session.composer.mode.value == "direct"
+        assert not press(session, "a").consumed  # straight to the application
+        assert press(session, on).consumed and type_text(session, "a").preedit.text == "あ"
+        press(session, "Escape")
+    assert session.handle_key(keyval_of("space"), CONTROL_MASK).consumed  # ctrl+space toggles
+    assert session.composer.mode.value == "direct"
+    assert session.handle_key(keyval_of("space"), CONTROL_MASK).consumed
+    assert type_text(session, "ka").preedit.text == "か"
+
+
+def test_muhenkan_does_not_drop_a_composition(session):
+    type_text(session, "kanji")
+    press(session, "Muhenkan")
+    assert session.composer.mode.value == "hiragana" and session.phase is Phase.COMPOSING
+
+
+def test_a_chord_binding_wins_over_a_plain_one(session):
+    settings = SessionSettings(bindings={**session.settings.bindings,
+                                         Action.COMMIT: (KeySpec.parse("Return"), KeySpec.parse("ctrl+m"))})
+    key = key_from_event(keyval_of("m"), CONTROL_MASK)
+    assert settings.actions(key) == [Action.COMMIT]
+    assert settings.action(key_from_event(keyval_of("space"), CONTROL_MASK)) is Action.TOGGLE_INPUT
+    assert settings.action(key_from_event(keyval_of("space"), 0)) == "convert"
+    with pytest.raises(ValueError, match="unknown modifier"):
+        KeySpec.parse("hyper+space")
+
+
+def test_symbol_styles_apply_in_a_session(session):
+    styled = session_typing(session, InputSettings(punctuation=Punctuation.COMMA_PERIOD, brackets=Brackets.SQUARE,
+                                                   slash=Slash.SLASH, space=SpaceWidth.HALF))
+    assert press(styled, "space").commit == " "
+    assert type_text(styled, "[a,i.]/").preedit.text == "［あ，い．］／"
+    assert press(styled, "Return").commit == "［あ，い．］／"
+    assert type_text(session, "[a,i.]/").preedit.text == "「あ、い。」・"  # Mozc's defaults
+
+
+def test_reloaded_input_settings_apply_from_the_next_composition(session):
+    type_text(session, "a,")
+    comma_kuten = InputSettings(punctuation=Punctuation.COMMA_KUTEN)
+    session.settings = SessionSettings(romaji_table=romaji_table_of(comma_kuten))
+    assert type_text(session, ",").preedit.text == "あ、、"  # the composition keeps its table
+    press(session, "Return")
+    assert type_text(session, ",").preedit.text == "，"
+
+
+def test_composition_length_is_bounded_and_the_user_is_told(session):
+    assert type_text(session, "a" * 999).aux == ""
+    out = type_text(session, "a" * 6)
+    assert out.consumed and len(session.composer.raw()) == 1000
+    assert out.aux == COMPOSITION_FULL_NOTICE and "1000" in out.aux
+    assert press(session, "BackSpace").aux == ""  # below the limit again
+
+
+def test_password_fields_neither_learn_nor_predict(session, conversion):
+    session.focus_in(InputPurpose.PASSWORD)
+    type_text(session, "kanji")
+    assert press(session, "Tab").candidates is None
+    press(session, "space")
+    assert press(session, "Return").commit
+    assert conversion.learned == []
+
+
+def test_text_typed_in_a_password_field_stays_secret_when_the_purpose_changes(session, conversion):
+    session.focus_in(InputPurpose.PASSWORD)
+    type_text(session, "himitsu")
+    session.focus_in(InputPurpose.FREE_FORM)  # IBus re-sends FocusIn on a content-type change
+    press(session, "space")
+    assert press(session, "Return").commit
+    assert conversion.learned == [] and session.context == ""
+    type_text(session, "kanji")  # what is typed after that commit is ordinary text again
+    press(session, "space")
+    press(session, "Return")
+    assert conversion.learned == [[("かんじ", conversion.learned[0][0][1])]]
+
+
+def session_typing(session, input_settings: InputSettings) -> InputSession:
+    """A session on the same conversion whose [input] settings are `input_settings`."""
+    return InputSession(session.converter, SessionSettings(romaji_table=romaji_table_of(input_settings)))
