@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NewType
 
 from daemon.composer import Brackets, Punctuation, RomajiTableError, Slash, SpaceWidth, load_rules
+from daemon.conversion import MAX_CONTEXT_CHARS
 from daemon.engine.beam import DEFAULT_BEAM_WIDTH
 from daemon.keys import NAME_KEYSYMS, KeySpec
 from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes, xdg_base_dir
@@ -62,7 +63,7 @@ class ConversionSettings:
     live: bool = _setting(False, "Live conversion: show the top candidate while typing")
     context_chars: int = _setting(40, "Characters of text before the cursor that conversion takes as context (the "
                                       "language models read them all; the neural model the last ten)",
-                                  bounds=(0, 200))
+                                  bounds=(0, MAX_CONTEXT_CHARS))
     learning: bool = _setting(True, "Learn from committed conversions and rank them first next time")
     neural_model: bool = _setting(True, "Use the neural conversion model (the model setting); off: the dictionary "
                                         "and the language model alone, and the model's memory is freed")

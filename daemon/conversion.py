@@ -63,6 +63,8 @@ class PersonalData(Enum):
 # Longest reading converted, counted after NFKC (one typed character can expand to 18). The session's
 # composition and the D-Bus Convert method stop at the same length.
 MAX_READING_CHARS = 1000
+# The most left context a conversion takes (the configuration's context_chars, root Convert's context).
+MAX_CONTEXT_CHARS = 200
 # Unicode categories no reading holds: lone surrogates (MeCab cannot take them), controls, private-use code points
 # (the model's prompt markers are among them).
 NOT_IN_A_READING = frozenset({"Cs", "Cc", "Co"})

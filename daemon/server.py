@@ -65,7 +65,7 @@ from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
 from daemon.composer import InputMode
 from daemon.config import Config, ConfigStore, setting_literals
-from daemon.conversion import MAX_READING_CHARS, ConversionCandidate, PersonalData, ReadingTooLong
+from daemon.conversion import MAX_CONTEXT_CHARS, MAX_READING_CHARS, ConversionCandidate, PersonalData, ReadingTooLong
 from daemon.converter import Converter
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.dictionary import system_dictionary, system_reader
@@ -150,9 +150,10 @@ class TsuzuriService:
             return None
         if msg.message_type is not MessageType.METHOD_CALL:
             return None
-        if msg.interface == INTROSPECTABLE.name and msg.member == "Introspect":
-            return Message.new_method_return(msg, "s", [INTROSPECTION])
         path, member = object_path(msg), msg.member or ""
+        if msg.interface == INTROSPECTABLE.name and msg.member == "Introspect":
+            described = SESSION_INTROSPECTION if path.startswith(SESSION_PREFIX) else ROOT_INTROSPECTION
+            return Message.new_method_return(msg, "s", [described])
         if msg.interface == "org.freedesktop.DBus.Properties" and path == ROOT_PATH:
             return self._properties(msg)
         if path == ROOT_PATH and msg.interface in (ROOT.name, None):
@@ -228,7 +229,7 @@ class TsuzuriService:
         try:
             async with lane.lock:
                 found = await self._loop.run_in_executor(
-                    self._stateless, lambda: self.converter.candidates(reading, context[-200:], n,
+                    self._stateless, lambda: self.converter.candidates(reading, context[-MAX_CONTEXT_CHARS:], n,
                                                                        personal=PersonalData.NONE))
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None
@@ -565,8 +566,9 @@ SESSION = Interface(SESSION_INTERFACE, (
 ), signals=(Signal("OutputChanged", (Arg("output", "ay"),)),))
 INTROSPECTABLE = Interface("org.freedesktop.DBus.Introspectable",
                            (Method("Introspect", None, outputs=(Arg("xml", "s"),)),))
-# Every object answers Introspect with the whole of it (the root and the session objects alike).
-INTROSPECTION = introspection_xml((ROOT, SESSION, INTROSPECTABLE))
+# Each object describes what it answers: the root its interface and the Status property, a session its own.
+ROOT_INTROSPECTION = introspection_xml((ROOT, INTROSPECTABLE))
+SESSION_INTROSPECTION = introspection_xml((SESSION, INTROSPECTABLE))
 
 
 def check_same_user(caller_uid: int, daemon_uid: int) -> None:

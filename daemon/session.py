@@ -28,9 +28,9 @@ from daemon.conversion import (MAX_READING_CHARS, CandidateSource, Conversion, C
 from daemon.keys import Key, KeySpec, key_from_event
 from daemon.kana import to_hiragana
 from daemon.reconversion import ReconversionTarget, reconversion_target
-from ime_protocol import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_TEXT_CHARS, CandidateItem,
-                          CandidateWindow, InputPurpose, Output, Preedit, PreeditSegment, SegmentStyle,
-                          SurroundingDeletion, SurroundingText)
+from ime_protocol import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_SHORT_TEXT_CHARS,
+                          MAX_TEXT_CHARS, CandidateItem, CandidateWindow, InputPurpose, Output, Preedit,
+                          PreeditSegment, SegmentStyle, SurroundingDeletion, SurroundingText)
 
 if TYPE_CHECKING:
     from daemon.dictionary import TextReader
@@ -41,6 +41,8 @@ LABELS = "123456789"
 # Shown while the composition is as long as it may be: the keys typed past it go nowhere, and the user must know.
 COMPOSITION_FULL_NOTICE = f"入力は {MAX_READING_CHARS} 文字までです。変換するか確定してください"
 UNKEPT_CHOICE_NOTICE = "学習した変換を保存できません"
+# The reading shown in the candidate window's auxiliary line, with room for " 12/345" in MAX_SHORT_TEXT_CHARS.
+AUX_READING_CHARS = MAX_SHORT_TEXT_CHARS - 16
 # Space answers with the neural model's ranking if it is done (mostly made in advance, while the user paused) or
 # done within this wait; past it, at once with the ranking without the model, and the model's follows as an
 # improvement (conversion_to_improve). On a busy machine the model's scoring is what keeps Space waiting.
@@ -259,7 +261,7 @@ class InputSession:
             return True, self._toggle_input()
         if action is Action.CONVERT and key.name == "space" and not key.shift and not key.control:
             return True, self._new_composer().space()  # as Mozc does; Shift+Space leaves a plain space
-        if key.printable and key.name != " ":
+        if key.printable:
             return self._insert(key.printable), ""
         return False, ""
 
@@ -650,7 +652,7 @@ class InputSession:
                                 for c in focused.candidates),
                     cursor=focused.index, page_size=self.settings.page_size,
                     labels=LABELS[:self.settings.page_size])
-                aux = f"{focused.reading[:200]} {focused.index + 1}/{len(focused.candidates)}"
+                aux = f"{focused.reading[:AUX_READING_CHARS]} {focused.index + 1}/{len(focused.candidates)}"
         cursor = sum(len(s.text) for s in segments)
         return Output(request_id=request_id, consumed=consumed, commit=commit[:MAX_TEXT_CHARS],
                       preedit=Preedit(tuple(segments), min(cursor, MAX_TEXT_CHARS)), candidates=window,

@@ -296,6 +296,10 @@ async def test_the_daemon_describes_what_it_dispatches(bus_address, dictionary_d
     for method in described.methods:
         with pytest.raises(ClientError, match=rf"InvalidArgs: expected arguments \({method.in_signature}\)"):
             await call(bus, method.name, "x", [7])  # no method of the interface takes one int64
+    session = await ClientSession.create(bus)
+    (xml,) = await call(bus, "Introspect", path=session.path, interface="org.freedesktop.DBus.Introspectable")
+    names = {interface.name for interface in Node.parse(xml).interfaces}
+    assert SESSION_INTERFACE in names and ROOT.name not in names  # its own interface, not the root's
     bus.disconnect()
 
 

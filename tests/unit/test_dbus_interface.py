@@ -5,14 +5,18 @@ import inspect
 from dbus_fast.introspection import Node
 
 from daemon.dbus_interface import Arg, Interface, Method, Signal, introspection_xml
-from daemon.server import INTROSPECTABLE, INTROSPECTION, ROOT, SESSION, TsuzuriService
+import pytest
+
+from daemon.server import INTROSPECTABLE, ROOT, ROOT_INTROSPECTION, SESSION, SESSION_INTROSPECTION, TsuzuriService
 
 
-def test_the_xml_describes_every_method_signal_and_property_of_the_tables():
-    node = Node.parse(INTROSPECTION)
+@pytest.mark.parametrize("xml, tables", [(ROOT_INTROSPECTION, (ROOT, INTROSPECTABLE)),
+                                         (SESSION_INTROSPECTION, (SESSION, INTROSPECTABLE))])
+def test_each_objects_xml_describes_every_method_signal_and_property_of_its_tables(xml, tables):
+    node = Node.parse(xml)
     described = {interface.name: interface for interface in node.interfaces}
-    assert set(described) == {ROOT.name, SESSION.name, INTROSPECTABLE.name}
-    for table in (ROOT, SESSION, INTROSPECTABLE):
+    assert set(described) == {table.name for table in tables}
+    for table in tables:
         interface = described[table.name]
         assert [m.name for m in interface.methods] == [m.name for m in table.methods]
         for method, parsed in zip(table.methods, interface.methods):
