@@ -23,7 +23,8 @@ from daemon.composer import Brackets, Punctuation, RomajiTableError, Slash, Spac
 from daemon.conversion import MAX_CONTEXT_CHARS
 from daemon.engine.beam import DEFAULT_BEAM_WIDTH
 from daemon.keys import NAME_KEYSYMS, KeySpec
-from daemon.userdata.storage import APP_DIRECTORY, atomic_write_bytes, xdg_base_dir
+from daemon.paths import APP_DIRECTORY, xdg_base_dir
+from daemon.userdata.storage import atomic_write_bytes
 
 CONFIG_FILE_NAME = "config.toml"
 

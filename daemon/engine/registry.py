@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from daemon.engine.prompts import FORMATS
-from daemon.userdata.storage import user_data_dir
+from daemon.paths import user_data_dir
 
 _REQUIRED = ("format", "file", "sha256", "source", "tokenizer", "context_size", "context_chars")
 

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from daemon.lm.ngram import BuildOptions, CharNgramLM, build
-from daemon.userdata.storage import user_data_dir
+from daemon.paths import user_data_dir
 from daemon.lm.rescoring import (FEATURE_NAMES, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, Features, ReadingLength,
                                  Weights, floored_model_scores, likely_and_unlikely, model_can_change_the_choice,
                                  model_has_a_say, rescored_order, weights_for)

@@ -534,7 +534,7 @@ def _with_daemon(model: str | None, measure, config: str = ""):
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-") as tmp:
         if config:
             from daemon.config import CONFIG_FILE_NAME
-            from daemon.userdata.storage import APP_DIRECTORY
+            from daemon.paths import APP_DIRECTORY
 
             config_file = Path(tmp, "config", APP_DIRECTORY, CONFIG_FILE_NAME)
             config_file.parent.mkdir(parents=True)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from daemon.userdata.storage import atomic_write_bytes, xdg_base_dir
+from daemon.paths import xdg_base_dir
+from daemon.userdata.storage import atomic_write_bytes
 
 DAEMON_SCRIPT = "tsuzuri-daemon"
 UNIT_NAME = "tsuzuri.service"

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.userdata.storage import InvalidEntry, LineFileStore, check_field, user_data_dir
+from daemon.paths import user_data_dir
+from daemon.userdata.storage import InvalidEntry, LineFileStore, check_field
 
 FILE_NAME = "learning.tsv"
 DEFAULT_MAX_ENTRIES = 20_000  # ~1 MB of TSV; loads in well under 100 ms

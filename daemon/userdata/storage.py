@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
-APP_DIRECTORY = "tsuzuri"
 _TEMP_SUFFIX = ".tmp"
 _JOURNAL_SUFFIX = ".journal"
 _DAMAGED_SUFFIX = ".damaged"
@@ -82,18 +81,6 @@ class LoadReport:
             return f"{self.path}: cannot be read ({self.unreadable}); it is left as it is and not written"
         summary = f"{self.path}: loaded {self.loaded} entries, skipped {len(self.skipped)} lines"
         return "\n  ".join([summary, *map(str, self.skipped)])
-
-
-def xdg_base_dir(variable: str, fallback: str) -> Path:
-    """An XDG base directory: $variable, or ~/fallback when it is unset or relative (the spec
-    says to ignore a relative path). The one lookup of the config, data and model folders."""
-    value = os.environ.get(variable, "")
-    return Path(value) if os.path.isabs(value) else Path.home() / fallback
-
-
-def user_data_dir() -> Path:
-    """$XDG_DATA_HOME/tsuzuri, or ~/.local/share/tsuzuri (not created here)."""
-    return xdg_base_dir("XDG_DATA_HOME", ".local/share") / APP_DIRECTORY
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -13,15 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from daemon.kana import to_hiragana
-from daemon.userdata.storage import (
-    InvalidEntry,
-    LineFileStore,
-    LoadReport,
-    check_field,
-    decode_lines,
-    parse_lines,
-    user_data_dir,
-)
+from daemon.paths import user_data_dir
+from daemon.userdata.storage import InvalidEntry, LineFileStore, LoadReport, check_field, decode_lines, parse_lines
 
 FILE_NAME = "user_dictionary.tsv"
 DEFAULT_PART_OF_SPEECH = "名詞"

@@ -17,7 +17,8 @@ from daemon.userdata.learning import (
     format_choice_line,
     parse_choice_line,
 )
-from daemon.userdata.storage import InvalidEntry, user_data_dir
+from daemon.paths import user_data_dir
+from daemon.userdata.storage import InvalidEntry
 
 DAY = 86_400.0
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from daemon.userdata import storage
-from daemon.userdata.storage import InvalidEntry, decode_lines, parse_lines, user_data_dir
+from daemon.paths import user_data_dir
+from daemon.userdata.storage import InvalidEntry, decode_lines, parse_lines
 from daemon.userdata.user_dictionary import (
     FILE_NAME,
     UserDictionary,

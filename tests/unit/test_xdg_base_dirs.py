@@ -1,6 +1,6 @@
 """One rule for the XDG base directories wherever Tsuzuri looks one up: $XDG_..._HOME when it is an absolute
 path, otherwise ~/.config or ~/.local/share (the XDG spec: a relative path is invalid and is ignored; "~" is
-not expanded). daemon.userdata.storage.xdg_base_dir is that rule; the daemon's configuration file, data and model
+not expanded). daemon.paths.xdg_base_dir is that rule; the daemon's configuration file, data and model
 folders and the fcitx5 addon's per-user install (frontends/fcitx5/CMakeLists.txt, TSUZURI_USER_INSTALL) must
 agree with it on the same environments. The CMake case needs what tests/fcitx5_build.py needs for a build.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from daemon.config import config_path
 from daemon.engine.registry import models_dir
-from daemon.userdata.storage import user_data_dir, xdg_base_dir
+from daemon.paths import user_data_dir, xdg_base_dir
 from tests.fcitx5_build import ADDON_SOURCE, skip_without_build_tools
 
 # The value of the variable in each case; None: unset.
