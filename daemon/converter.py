@@ -313,7 +313,7 @@ class Converter:
             found = engine.convert(to_katakana(reading), context, self.model_candidates, session, spellings=words)
         except EngineUnavailable:  # unloaded between the check and the call
             return []
-        return [ConversionCandidate(c.text, CandidateSource.MODEL) for c in found if c.source == "model"]
+        return [ConversionCandidate(c.text, CandidateSource.MODEL) for c in found]
 
     def _pool_to_rescore(self, language_model: CharNgramLM, reading: str, context: str, n: int,
                          effort: Effort) -> RescoringPool:

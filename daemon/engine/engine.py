@@ -20,7 +20,6 @@ from daemon.engine.prompts import MARKERS, Prompt, build_prompt
 from daemon.engine.registry import ModelEntry, RegistryError, resolve_model
 from daemon.engine.beam import DEFAULT_BEAM_WIDTH, MAX_BEAM
 from daemon.engine.search import Hypothesis
-from daemon.kana import to_hiragana, to_katakana
 
 CHUNK_KANA = 30
 # The longest reading the engine takes at all (its prompt must fit llama.cpp's batch); the converter gives it at
@@ -48,8 +47,7 @@ class EngineStatus:
 @dataclass(frozen=True)
 class ModelCandidate:
     text: str
-    score: float  # log-probability under the model; fallbacks rank below every model candidate
-    source: str  # "model" | "reading"
+    score: float  # log-probability under the model
 
 
 class EngineUnavailable(RuntimeError):
@@ -423,12 +421,7 @@ class ModelSession:
             text = prefix + loaded.model.detokenize(list(hyp.tokens)).strip()
             if text and text not in seen:
                 seen.add(text)
-                candidates.append(ModelCandidate(text, prefix_score + hyp.score, "model"))
-        floor = min((c.score for c in candidates), default=0.0)
-        for i, kana in enumerate((to_hiragana(reading), to_katakana(reading))):
-            if kana not in seen:
-                seen.add(kana)
-                candidates.append(ModelCandidate(kana, floor - 1000.0 * (i + 1), "reading"))
+                candidates.append(ModelCandidate(text, prefix_score + hyp.score))
         return candidates
 
     def close_decoder(self) -> None:

@@ -84,8 +84,7 @@ def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: b
         def convert(reading: str, context: str, n: int) -> list[str]:
             draft = dictionary.convert(reading, 1)[0].text if dictionary is not None and dictionary_draft else None
             words = spellings(dictionary, reading) if constrained else None
-            return [c.text for c in session.convert(reading, context, width(n), draft, words)
-                    if c.source == "model"]
+            return [c.text for c in session.convert(reading, context, width(n), draft, words)]
         return convert
     return factory
 
