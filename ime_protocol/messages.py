@@ -23,7 +23,6 @@ RELEASE_MASK = 1 << 30
 COMMAND_MODIFIERS = CONTROL_MASK | ALT_MASK | SUPER_MASK | HYPER_MASK | META_MASK
 
 INPUT_MODES = frozenset({"hiragana", "katakana", "halfwidth_katakana", "fullwidth_ascii", "direct"})
-MODEL_STATES = frozenset({"loading", "ready", "failed", "none"})
 
 UInt32 = Annotated[int, IntRange(0, UINT32_MAX)]
 RequestId = Annotated[int, IntRange(0, REQUEST_ID_MAX)]
@@ -250,14 +249,7 @@ class Output(WireRecord):
     delete_surrounding: SurroundingDeletion | None = None
 
 
-@message("status")
-class Status(WireRecord):
-    state: Annotated[str, OneOf(MODEL_STATES)]  # of the conversion model
-    model: ShortText  # its name; "" when state is "none"
-    reason: ShortText  # why it failed, for the user; "" otherwise
-
-
 FrontendMessage = KeyEvent | SurroundingText | FocusIn | FocusOut | Reset | Discard | SelectCandidate | SetInputMode
-DaemonMessage = Output | Status
+DaemonMessage = Output  # the model's state is GetStatus's, on the bus
 FRONTEND_MESSAGES: tuple[type[WireRecord], ...] = get_args(FrontendMessage)  # for decode(expected=...)
-DAEMON_MESSAGES: tuple[type[WireRecord], ...] = get_args(DaemonMessage)
+DAEMON_MESSAGES: tuple[type[WireRecord], ...] = (Output,)

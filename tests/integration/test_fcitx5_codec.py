@@ -234,7 +234,7 @@ EDGE_BYTES = [
     encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\x01"), encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\x03"),
     encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\xc3"),  # version 1, 3, true
     encode(OUTPUT).replace(b"\xa6output", b"\xa6status"), encode(OUTPUT).replace(b"\xa6output", b"\xa6Output"),
-    encode(ime_protocol.Status("ready", "tiny", "")), encode(KeyEvent(1, 2, 3, 4)),  # other messages
+    encode(KeyEvent(1, 2, 3, 4)),  # another message
     output_wire(request_id=REQUEST_ID_MAX), output_wire(request_id=REQUEST_ID_MAX + 1), output_wire(request_id=-1),
     output_wire(request_id=2**64 - 1), output_wire(request_id=1.0), output_wire(consumed=1), output_wire(consumed=None),
     output_wire(mode="romaji"), output_wire(mode=""), output_wire(mode="hiragana\x00"), output_wire(mode=b"hiragana"),

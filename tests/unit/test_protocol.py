@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from ime_protocol import (ALT_MASK, CONTROL_MASK, DAEMON_MESSAGES, ERROR_CODES, FRONTEND_MESSAGES, INPUT_MODES,
                           LOCK_MASK, MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_MESSAGE_BYTES,
-                          MAX_PAGE_SIZE, MAX_SEGMENTS, MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, MODEL_STATES,
+                          MAX_PAGE_SIZE, MAX_SEGMENTS, MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS,
                           PROTOCOL_VERSION, RELEASE_MASK, REQUEST_ID_MAX, SHIFT_MASK, SUPER_MASK, UINT32_MAX,
                           CandidateItem, CandidateWindow, Discard, FocusIn, FocusOut, InputPurpose, KeyEvent, Output,
                           Preedit, PreeditSegment, ProtocolError, Reset, SegmentStyle, SelectCandidate,
-                          SetInputMode, Status, SurroundingDeletion, SurroundingText, decode, encode)
+                          SetInputMode, SurroundingDeletion, SurroundingText, decode, encode)
 from tests.conftest import REPO
 
 ALL_MESSAGES = FRONTEND_MESSAGES + DAEMON_MESSAGES
@@ -75,7 +75,6 @@ STRATEGIES = {
     Output: st.builds(Output, REQUEST_IDS, st.booleans(), texts(20), preedits(), st.none() | candidate_windows(),
                       texts(20), st.sampled_from(sorted(INPUT_MODES)),
                       st.none() | st.builds(SurroundingDeletion, st.integers(1, 50), st.integers(0, 50))),
-    Status: st.builds(Status, st.sampled_from(sorted(MODEL_STATES)), texts(20), texts(20)),
 }
 MESSAGES = st.one_of(*STRATEGIES.values())
 
@@ -83,7 +82,6 @@ MESSAGES = st.one_of(*STRATEGIES.values())
 KEY = KeyEvent(ord("a"), 38, SHIFT_MASK, 7)
 SURROUNDING = SurroundingText("今日は", 1, 3)
 SELECT = SelectCandidate(2, 8)
-STATUS = Status("failed", "tiny", "out of memory")
 WINDOW = CandidateWindow((CandidateItem("今日", ""), CandidateItem("京", "都"), CandidateItem("強", "")), 1, 2, "12")
 OUTPUT = Output(7, True, "", Preedit((PreeditSegment("きょう", SegmentStyle.HIGHLIGHT),
                                       PreeditSegment("は", SegmentStyle.UNDERLINE)), 4),
@@ -185,7 +183,7 @@ MSGPACK_VALUES = st.recursive(
     max_leaves=6)
 FIELD_NAMES = sorted({field.name for message_type in ALL_MESSAGES
                       for field in dataclasses.fields(cast(Any, message_type))})
-TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, STATUS, OUTPUT, FocusOut(), Reset(),
+TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, OUTPUT, FocusOut(), Reset(),
                                                     Discard(), FocusIn(InputPurpose.URL), SetInputMode("direct")))
 
 
@@ -345,8 +343,6 @@ LIMIT_CASES = {  # name: (sample message, path to a field, value of size n, larg
     "surrounding_text": (SURROUNDING, ("text",), lambda n: "あ" * n, MAX_TEXT_CHARS),
     "commit": (OUTPUT, ("commit",), lambda n: "字" * n, MAX_TEXT_CHARS),
     "aux": (OUTPUT, ("aux",), lambda n: "x" * n, MAX_SHORT_TEXT_CHARS),
-    "status_model": (STATUS, ("model",), lambda n: "x" * n, MAX_SHORT_TEXT_CHARS),
-    "status_reason": (STATUS, ("reason",), lambda n: "x" * n, MAX_SHORT_TEXT_CHARS),
     "segment_count": (OUTPUT, ("preedit", "segments"), lambda n: [{"text": "x", "style": "none"}] * n,
                       MAX_SEGMENTS),
     "preedit_text": (OUTPUT, ("preedit", "segments"), segments_totalling, MAX_TEXT_CHARS),
@@ -394,7 +390,6 @@ def test_page_size_limit():
     (OUTPUT, ("candidates", "labels"), "123"),
     (OUTPUT, ("candidates", "page_size"), 0),
     (OUTPUT, ("mode",), "romaji"),
-    (STATUS, ("state",), "READY"),
     (SELECT, ("index",), -1),
 ])
 def test_cross_field_and_enum_violations_are_invalid_fields(message, path, value):
@@ -444,7 +439,6 @@ def test_positions_at_the_end_of_the_text_are_valid():
     lambda: Output(0, True, "", Preedit((), 0), None, "", "hiragana", (3, 0)),  # type: ignore[arg-type]
     lambda: SurroundingDeletion(0, 0),
     lambda: SurroundingDeletion(-1, 2),
-    lambda: Status("ready", "m" * (MAX_SHORT_TEXT_CHARS + 1), ""),
 ])
 def test_invalid_messages_cannot_be_constructed(construct):
     with pytest.raises(ProtocolError) as caught:
@@ -523,9 +517,7 @@ def test_package_imports_nothing_from_daemon_or_frontends():
     assert result.stdout.strip() == "[]"
 
 
-def test_the_protocols_mode_and_state_names_are_the_daemons_enums():
-    """ime_protocol imports no daemon (ARCHITECTURE.md), so its name sets are tied to the enums here."""
+def test_the_protocols_input_modes_are_the_daemons_enum():
+    """ime_protocol imports no daemon (ARCHITECTURE.md), so its name set is tied to the enum here."""
     from daemon.composer import InputMode
-    from daemon.engine.engine import ModelState
     assert {mode.value for mode in InputMode} == INPUT_MODES
-    assert {state.value for state in ModelState} == MODEL_STATES
