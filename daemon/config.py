@@ -439,12 +439,6 @@ def _load(path: Path, previous: Config) -> tuple[Config, list[str]]:
     return config, [f"{path}: {problem}" for problem in problems]
 
 
-def load_config(path: Path | None = None) -> tuple[Config, list[str]]:
-    """The configuration in `path` (default: config_path()) and its problems, as human-readable
-    lines. A missing file is the first run: the defaults are written to it and returned."""
-    return _load(path or config_path(), Config())
-
-
 class ConfigStore:
     """The current configuration, re-read from its file on request.
 

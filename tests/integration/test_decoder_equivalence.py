@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from daemon.engine.constraint import SpellingConstraint
-from daemon.engine.decoder import ReferenceDecoder, SessionDecoder
+from daemon.engine.decoder import SessionDecoder
+from tests.reference_decoder import ReferenceDecoder
 from daemon.engine.engine import prompt_tokens, stop_tokens
 from daemon.engine.lookahead import LookaheadSettings
 from daemon.engine.native import Model

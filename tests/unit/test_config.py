@@ -15,7 +15,7 @@ import daemon.composer
 import daemon.config
 from daemon.composer import Brackets, Punctuation, Slash, SpaceWidth
 from daemon.config import (SCHEMA, SECTIONS, CandidateSettings, Config, ConfigStore, InputSettings, TablePath,
-                           check_value, config_path, load_config, parse_changes, parse_config, render_config,
+                           check_value, config_path, parse_changes, parse_config, render_config,
                            setting_literals, with_changes)
 from daemon.keys import NAME_KEYSYMS
 
@@ -25,6 +25,13 @@ CUSTOM = Config(model="/models/my model.gguf", threads=4,
                 candidates=CandidateSettings(page_size=5, beam_width=3, model_candidates=0),
                 input=InputSettings(TablePath(MOZC_TABLE_FILE), Punctuation.COMMA_KUTEN, Brackets.SQUARE,
                                     Slash.SLASH, SpaceWidth.HALF))
+
+
+def read_config(path=None):
+    """The configuration a daemon starting now reads, and its problems (a missing file: the defaults written)."""
+    store = ConfigStore(path)
+    problems = store.reload()
+    return store.config, problems
 
 
 @pytest.fixture
@@ -58,7 +65,7 @@ def test_schema_defaults_pass_their_own_checks():
 
 
 def test_first_run_writes_the_commented_defaults(config_home):
-    config, problems = load_config()
+    config, problems = read_config()
     path = config_home / "tsuzuri" / "config.toml"
     assert (config, problems) == (Config(), [])
     assert path == config_path()
@@ -67,7 +74,7 @@ def test_first_run_writes_the_commented_defaults(config_home):
     assert "# CPU threads the model may use (1 to 16, default: 2)\nthreads = 2\n" in text
     assert "\n[keys]\n" in text
     assert [entry.name for entry in path.parent.iterdir()] == ["config.toml"]  # no temp file left behind
-    assert load_config() == (Config(), [])
+    assert read_config() == (Config(), [])
 
 
 def test_relative_xdg_config_home_is_ignored(tmp_path, monkeypatch):
@@ -240,7 +247,7 @@ def test_an_unwritable_first_run_still_yields_the_defaults(tmp_path, monkeypatch
     def read_only_file_system(path, data):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
     monkeypatch.setattr(daemon.config, "atomic_write_bytes", read_only_file_system)
-    config, problems = load_config(tmp_path / "config.toml")
+    config, problems = read_config(tmp_path / "config.toml")
     assert (config, problems) == (Config(), [f"{tmp_path / 'config.toml'}: cannot write the default configuration: "
                                              "Read-only file system"])
 
