@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+from contextlib import asynccontextmanager
 
 import pytest
 
@@ -157,12 +158,23 @@ async def test_status_is_also_a_property(bus_address, dictionary_daemon):
     bus.disconnect()
 
 
-async def test_reload_config_reports_bad_values_and_keeps_old_ones(bus_address, dictionary_daemon):
+@asynccontextmanager
+async def daemon_config(bus_address, dictionary_daemon):
+    """The daemon's configuration file, its text and a connection; the file is put back and re-read after."""
     _, home = dictionary_daemon
     config = home / "config" / "tsuzuri" / "config.toml"
     text = config.read_text(encoding="utf-8")
     bus = await connect(bus_address)
     try:
+        yield config, text, bus
+    finally:
+        config.write_text(text, encoding="utf-8")
+        await call(bus, "ReloadConfig")
+        bus.disconnect()
+
+
+async def test_reload_config_reports_bad_values_and_keeps_old_ones(bus_address, dictionary_daemon):
+    async with daemon_config(bus_address, dictionary_daemon) as (config, text, bus):
         config.write_text(text.replace("page_size = 9", 'page_size = "many"'), encoding="utf-8")
         (problems,) = await call(bus, "ReloadConfig")
         assert any("page_size" in p for p in problems)
@@ -170,18 +182,10 @@ async def test_reload_config_reports_bad_values_and_keeps_old_ones(bus_address, 
         for name in [*"kanji", "space", "space"]:
             out = await session.key(name)
         assert out.candidates.page_size == 9  # the old setting stayed
-    finally:
-        config.write_text(text, encoding="utf-8")
-        await call(bus, "ReloadConfig")
-        bus.disconnect()
 
 
 async def test_a_settings_page_reads_and_writes_the_configuration_the_user_sees(bus_address, dictionary_daemon):
-    _, home = dictionary_daemon
-    config = home / "config" / "tsuzuri" / "config.toml"
-    text = config.read_text(encoding="utf-8")
-    bus = await connect(bus_address)
-    try:
+    async with daemon_config(bus_address, dictionary_daemon) as (config, text, bus):
         config.write_text("# the user's own note\n" + text, encoding="utf-8")
         (settings,) = await call(bus, "GetSettings")
         assert settings["conversion.live"] == "false" and settings["input.punctuation"] == '"、。"'
@@ -200,10 +204,6 @@ async def test_a_settings_page_reads_and_writes_the_configuration_the_user_sees(
         with pytest.raises(ClientError, match="InvalidArgs.*not valid TOML"):
             await call(bus, "SetSettings", "a{ss}", [{"conversion.live": "false"}])
         assert config.read_text() == "live = = true\n" and before.count(b"live = true") == 1
-    finally:
-        config.write_text(text, encoding="utf-8")
-        await call(bus, "ReloadConfig")
-        bus.disconnect()
 
 
 async def test_the_neural_model_is_switched_off_and_on_from_the_settings(tmp_path):
