@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -31,6 +32,7 @@ MMAP_THRESHOLD_BYTES = 256 * 1024
 TRIM_THRESHOLD_BYTES = 8 * 1024 * 1024
 
 
+@functools.cache  # find_library runs ldconfig (~3 ms); the trim after each long reading needs it again
 def _libc() -> ctypes.CDLL | None:
     try:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

@@ -154,7 +154,7 @@ class Installer:
         self.staged(directory).mkdir(parents=True, exist_ok=True)  # DESTDIR itself
         for made in reversed(missing):
             self.staged(made).mkdir()
-            if not PurePosixPath(made).is_relative_to(self.layout.home):
+            if not made.is_relative_to(self.layout.home):
                 self.recorded.append(f"dir {made}")
 
     def write(self, path: PurePosixPath, text: str, mode: int = 0o644) -> None:
@@ -225,8 +225,7 @@ def install_fcitx5(installer: Installer, build: Path) -> None:
     environment = {**os.environ, "DESTDIR": str(installer.destdir or "")}
     subprocess.run(["cmake", "--install", str(build)], check=True, env=environment, stdout=subprocess.DEVNULL)
     for line in (build / "install_manifest.txt").read_text(encoding="utf-8").splitlines():
-        path = PurePosixPath(line.removeprefix(str(installer.destdir or "")))
-        installer.recorded.append(f"file {path}")
+        installer.record_file(PurePosixPath(line.removeprefix(str(installer.destdir or ""))))
 
 
 def install(layout: Layout, destdir: Path | None, frontends: list[str], fcitx5_build: Path) -> None:

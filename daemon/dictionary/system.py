@@ -32,11 +32,6 @@ PATHS_PER_CANDIDATE = 40
 # keys included, for 2.1 s. Readings up to 200 kana asked for the 20 candidates the rescoring takes read as many
 # paths as before.
 NBEST_PATH_CHARS = 160_000
-
-
-def paths_to_read(n: int, reading_chars: int) -> int:
-    """How many N-best paths a conversion asked for n distinct texts of a reading reads."""
-    return min(n * PATHS_PER_CANDIDATE, max(n, NBEST_PATH_CHARS // max(reading_chars, 1)))
 # A lattice of the model prints a path as the fields below for each word, each field ended by the separator
 # (no key holds it: control characters become U+3000), and nothing at its end: reading a path is one C call
 # and a split, not a walk over its nodes. Mozc's features are the words' surfaces; an unknown character's is
@@ -54,6 +49,11 @@ _BOS_EOS_ID = 0
 _IDEOGRAPHIC_SPACE = 0x3000
 _READING_TO_KEY = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5E)},
                    **{code: _IDEOGRAPHIC_SPACE for code in (*range(0x21), *range(0x7F, 0xA0))}}
+
+
+def paths_to_read(n: int, reading_chars: int) -> int:
+    """How many N-best paths a conversion asked for n distinct texts of a reading reads."""
+    return min(n * PATHS_PER_CANDIDATE, max(n, NBEST_PATH_CHARS // max(reading_chars, 1)))
 
 
 class DictionaryUnavailable(RuntimeError):
