@@ -516,7 +516,7 @@ class InputSession:
             if self.phase is Phase.CONVERTING and self.settings.learning and not private:
                 problem = self.converter.learn([(s.reading, s.text) for s in self.segments])
                 if problem:
-                    self.notice = f"{UNKEPT_CHOICE_NOTICE}: {problem}"
+                    self.notice = f"{UNKEPT_CHOICE_NOTICE}: {problem}"[:MAX_SHORT_TEXT_CHARS]  # the aux line's limit
         elif self.phase is Phase.COMPOSING:
             text = self.live_text or self.composer.reading()
         else:

@@ -50,6 +50,15 @@ def test_a_choice_that_cannot_be_kept_is_said_in_the_panel_once(session, convers
     assert press(session, "k").aux == ""  # said once: the next answer's line is the composition's again
 
 
+def test_a_long_reason_for_an_unkept_choice_is_cut_to_the_auxiliary_lines_length(session, conversion):
+    from ime_protocol import MAX_SHORT_TEXT_CHARS
+    conversion.keeping_problem = "learning.tsv cannot be read ([Errno 13] Permission denied: '/" + "d/" * 200 + "')"
+    press(session, *"kyou", "space")
+    out = press(session, "Return")
+    assert out.commit == "今日" and len(out.aux) == MAX_SHORT_TEXT_CHARS
+    assert out.aux.startswith("学習した変換を保存できません: learning.tsv cannot be read")
+
+
 def test_the_second_space_opens_the_window_on_the_next_candidate_and_a_digit_chooses(session, conversion):
     press(session, *"kyou", "space")
     out = press(session, "space")
