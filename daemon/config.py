@@ -102,6 +102,11 @@ class Action(StrEnum):
     TOGGLE_INPUT = "toggle_input"
     INPUT_ON = "input_on"
     INPUT_OFF = "input_off"
+    TO_HIRAGANA = "to_hiragana"
+    TO_KATAKANA = "to_katakana"
+    TO_HALFWIDTH_KATAKANA = "to_halfwidth_katakana"
+    TO_FULLWIDTH_ASCII = "to_fullwidth_ascii"
+    TO_HALFWIDTH_ASCII = "to_halfwidth_ascii"
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,12 @@ class KeyBindings:
     toggle_input: KeyNames = _setting(("Zenkaku_Hankaku", "Kanji", "ctrl+space"), "Switch Japanese input on or off")
     input_on: KeyNames = _setting(("Henkan",), "Switch Japanese input on (when it is off)")
     input_off: KeyNames = _setting(("Muhenkan",), "Switch Japanese input off (when nothing is being typed)")
+    to_hiragana: KeyNames = _setting(("F6",), "Turn the reading (or the focused segment) into hiragana")
+    to_katakana: KeyNames = _setting(("F7",), "Turn the reading (or the focused segment) into katakana")
+    to_halfwidth_katakana: KeyNames = _setting(("F8",), "Turn the reading (or the focused segment) into "
+                                                        "half-width katakana")
+    to_fullwidth_ascii: KeyNames = _setting(("F9",), "Turn the reading into the typed letters, full-width")
+    to_halfwidth_ascii: KeyNames = _setting(("F10",), "Turn the reading into the typed letters (ASCII)")
 
 
 @dataclass(frozen=True)

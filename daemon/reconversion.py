@@ -5,9 +5,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from daemon.conversion import NOT_IN_A_READING
-from ime_protocol import SurroundingDeletion
+from daemon.conversion import NOT_IN_A_READING, ReadingTooLong, clean_reading
+from ime_protocol import SurroundingDeletion, SurroundingText
+
+if TYPE_CHECKING:
+    from daemon.dictionary import TextReader
 
 # The most text one reconversion takes: a sentence or two, as a selection of converted text would be.
 MAX_RECONVERTED_CHARS = 200
@@ -51,3 +55,31 @@ def reconversion_target(text: str, cursor: int, anchor: int) -> ReconversionTarg
     if any(unicodedata.category(ch) in NOT_IN_A_READING for ch in target):
         return None
     return ReconversionTarget(target, cursor - start, end - cursor, selected=cursor != anchor)
+
+
+@dataclass(frozen=True)
+class Reconversion:
+    target: ReconversionTarget
+    reading: str
+    field: SurroundingText  # the field once the target is deleted: the conversion's left context is before it
+
+
+def reconversion(surrounding: SurroundingText | None, reader: TextReader | None, secret: bool
+                 ) -> Reconversion | None:
+    """What the reconversion key converts again, its reading, and the field without it. None in a secret field,
+    where the field names no target, or its reading is too long to convert (ﷺ is 18 characters after NFKC): the
+    text stays. None too until the daemon's warm-up has built the reading index: the key must not wait seconds
+    for it (the frontend would give up on the answer that deletes the text)."""
+    if surrounding is None or reader is None or not reader.loaded or secret:
+        return None
+    text, cursor = surrounding.text, surrounding.cursor
+    target = reconversion_target(text, cursor, surrounding.anchor)
+    if target is None:
+        return None
+    reading = reader.reading_of(target.text)
+    try:
+        clean_reading(reading)
+    except ReadingTooLong:
+        return None
+    start = cursor - target.before
+    return Reconversion(target, reading, SurroundingText(text[:start] + text[cursor + target.after:], start, start))

@@ -71,7 +71,9 @@ from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, intr
 from daemon.dictionary import system_dictionary, system_reader
 from daemon.lm import load_language_model
 from daemon.engine import Engine, EngineStatus, ModelState
-from daemon.session import InputSession, PendingImprovement, SessionSettings, bindings_of, romaji_table_of
+from daemon.phases import PendingImprovement
+from daemon.session import InputSession
+from daemon.session_settings import SessionSettings, bindings_of, romaji_table_of
 from daemon.session_registry import (NotSessionOwner, SessionEntry, SessionLimitReached, SessionRegistry,
                                      UnknownSession)
 from daemon.kana import to_hiragana
@@ -588,9 +590,9 @@ def apply_message(session: InputSession, message: WireRecord,
         case SelectCandidate():
             return session.select_candidate(message.index, message.request_id)
         case SurroundingText():
-            session.set_surrounding_text(message)
+            session.surrounding = message
         case FocusIn():
-            session.focus_in(message.purpose)
+            session.purpose = message.purpose
         case FocusOut() | Reset():
             return session.commit_shown()
         case Discard():

@@ -8,7 +8,9 @@ from daemon.keys import KeySpec, keyval_of
 from daemon.composer import Composer, Slash
 from daemon.config import Action, InputSettings, TablePath
 from daemon.server import apply_message
-from daemon.session import InputSession, Phase, SessionSettings, romaji_table_of
+from daemon.phases import Composing, Converting, Empty
+from daemon.session import InputSession
+from daemon.session_settings import SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.session_keys import press, type_text
@@ -34,7 +36,7 @@ def test_space_converts_and_enter_commits(session, learning):
     out = press(session, "space")
     assert out.preedit.text == "今日はいい天気ですね" and out.candidates is None
     out = press(session, "Return")
-    assert out.commit == "今日はいい天気ですね" and out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert out.commit == "今日はいい天気ですね" and out.preedit.text == "" and isinstance(session.phase, Empty)
     assert learning.ranked("きょうはいいてんきですね") == ["今日はいい天気ですね"]
 
 
@@ -50,7 +52,7 @@ def test_second_space_opens_the_window_on_the_next_candidate(session):
 def test_digit_chooses_from_the_window_and_commits(session):
     type_text(session, "kanji")
     press(session, "space", "space")
-    items = session._focused().candidates
+    items = session.phase.focused.candidates
     out = press(session, "3")
     assert out.commit == items[2].text
 
@@ -59,9 +61,9 @@ def test_escape_steps_back(session):
     type_text(session, "kanji")
     press(session, "space")
     out = press(session, "Escape")
-    assert out.preedit.text == "かんじ" and session.phase is Phase.COMPOSING
+    assert out.preedit.text == "かんじ" and isinstance(session.phase, Composing)
     out = press(session, "Escape")
-    assert out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert out.preedit.text == "" and isinstance(session.phase, Empty)
 
 
 def test_segments_focus_and_resize(session):
@@ -71,11 +73,11 @@ def test_segments_focus_and_resize(session):
     assert len(out.preedit.segments) >= 3
     assert [s.style for s in out.preedit.segments][:2] == [SegmentStyle.UNDERLINE, SegmentStyle.HIGHLIGHT]
     press(session, "Left")
-    before = [s.reading for s in session.segments]
+    before = [s.reading for s in session.phase.segments]
     assert before[0] == "ここでは"
     out = press(session, "Left", modifiers=SHIFT_MASK)  # shrink ここでは → ここで
-    assert [s.reading for s in session.segments][0] == "ここで"
-    assert "".join(s.reading for s in session.segments) == "ここではきものをぬぐ"
+    assert [s.reading for s in session.phase.segments][0] == "ここで"
+    assert "".join(s.reading for s in session.phase.segments) == "ここではきものをぬぐ"
     assert out.preedit.text.startswith("ここで")
 
 
@@ -91,16 +93,16 @@ def test_tab_predicts(session):
     out = press(session, "Tab")
     assert out.candidates is not None and "こんにちは" in [i.text for i in out.candidates.items]
     out = press(session, "1")
-    assert out.commit and session.phase is Phase.EMPTY
+    assert out.commit and isinstance(session.phase, Empty)
 
 
 def test_password_fields_get_no_live_conversion(tmp_path):
     converter = Converter(dictionary=system_dictionary())
     session = InputSession(converter, SessionSettings(live_conversion=True))
-    session.focus_in(InputPurpose.PASSWORD)
+    session.purpose = InputPurpose.PASSWORD
     type_text(session, "kyouha")
     assert session.live_conversion() is None
-    session.focus_in(InputPurpose.FREE_FORM)
+    session.purpose = InputPurpose.FREE_FORM
     assert session.live_conversion() is None  # typed in secret
     session.discard()
     type_text(session, "kyouha")
@@ -111,14 +113,14 @@ def test_left_context_comes_from_commits_or_surrounding_text(session):
     type_text(session, "kanji")
     press(session, "Return")
     assert session.context == "かんじ"
-    session.set_surrounding_text(SurroundingText("前の文です。後ろ", 6, 6))
+    session.surrounding = SurroundingText("前の文です。後ろ", 6, 6)
     assert session.context == "前の文です。"
 
 
 def test_click_selects_a_candidate(session):
     type_text(session, "kanji")
     press(session, "space", "space")
-    text = session._focused().candidates[4].text
+    text = session.phase.focused.candidates[4].text
     assert session.select_candidate(4).commit == text
 
 
@@ -126,10 +128,10 @@ def test_focus_out_and_reset_commit_what_is_shown_and_discard_drops_it(session):
     for message in (FocusOut(), Reset()):
         type_text(session, "kanji")
         assert apply_message(session, message).commit == "かんじ"
-        assert session.phase is Phase.EMPTY
+        assert isinstance(session.phase, Empty)
     type_text(session, "kanji")
     out = apply_message(session, Discard())
-    assert out.commit == "" and out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert out.commit == "" and out.preedit.text == "" and isinstance(session.phase, Empty)
 
 
 def test_live_conversion_answers_the_key_with_the_top_candidate(tmp_path):
@@ -141,7 +143,7 @@ def test_live_conversion_answers_the_key_with_the_top_candidate(tmp_path):
 
 def session_typing(session, input_settings: InputSettings) -> InputSession:
     """A session on the same converter whose [input] settings are `input_settings`."""
-    return InputSession(session.converter, SessionSettings(romaji_table=romaji_table_of(input_settings)))
+    return InputSession(session.converter.conversion, SessionSettings(romaji_table=romaji_table_of(input_settings)))
 
 
 def test_an_azik_table_converts_through_a_session(session, tmp_path):
@@ -151,8 +153,8 @@ def test_an_azik_table_converts_through_a_session(session, tmp_path):
     assert type_text(azik, "kz").preedit.text == "かん"
     assert type_text(azik, "ji").preedit.text == "かんじ"
     shown = press(azik, "space").preedit.text
-    assert [segment.reading for segment in azik.segments] == ["かんじ"]
-    assert {"漢字", "感じ"} <= {candidate.text for candidate in azik.segments[0].candidates}
+    assert [segment.reading for segment in azik.phase.segments] == ["かんじ"]
+    assert {"漢字", "感じ"} <= {candidate.text for candidate in azik.phase.segments[0].candidates}
     assert shown != "かんじ"
     assert press(azik, "Return").commit == shown
 
@@ -167,47 +169,47 @@ def test_an_unusable_romaji_table_falls_back_to_mozcs(tmp_path, caplog):
 # --- Reconversion (再変換) ------------------------------------------------------------------------------------
 
 def test_reconversion_of_a_selection_offers_the_candidates_of_its_reading_and_replaces_it(session, learning):
-    session.set_surrounding_text(SurroundingText("昨日、今日は良い天気。", 3, 10))  # selected leftwards: cursor first
+    session.surrounding = SurroundingText("昨日、今日は良い天気。", 3, 10)  # selected leftwards: cursor first
     out = press(session, "Henkan")
-    assert out.consumed and session.phase is Phase.CONVERTING
+    assert out.consumed and isinstance(session.phase, Converting)
     assert out.delete_surrounding is None  # the commit replaces the selection
     assert out.commit == "" and out.preedit.text == "今日は良い天気"
-    assert session.segments[0].reading == "きょうはよいてんき"
+    assert session.phase.segments[0].reading == "きょうはよいてんき"
     assert session.context == "昨日、"  # what precedes the selection
     out = press(session, "Henkan")  # Henkan goes on as Space would: the candidate window opens
-    expected = [c.text for c in session.converter.candidates("きょうはよいてんき", "昨日、", 20)]
+    expected = [c.text for c in session.converter.conversion.candidates("きょうはよいてんき", "昨日、", 20)]
     assert [item.text for item in out.candidates.items] == expected[:len(out.candidates.items)]
     choice = out.candidates.items.index(next(item for item in out.candidates.items if item.text == "今日は良い天気"))
     out = press(session, str(choice + 1 - out.candidates.page_start))
-    assert out.commit == "今日は良い天気" and out.delete_surrounding is None and session.phase is Phase.EMPTY
+    assert out.commit == "今日は良い天気" and out.delete_surrounding is None and isinstance(session.phase, Empty)
     assert learning.ranked("きょうはよいてんき") == ["今日は良い天気"]
 
 
 def test_reconversion_without_a_selection_takes_the_word_before_the_cursor(session):
-    session.set_surrounding_text(SurroundingText("メモ: 今日は良い天気", 11, 11))
+    session.surrounding = SurroundingText("メモ: 今日は良い天気", 11, 11)
     out = press(session, "Henkan")
     assert out.delete_surrounding == SurroundingDeletion(before=7, after=0)
-    assert session.segments[0].reading == "きょうはよいてんき"
+    assert session.phase.segments[0].reading == "きょうはよいてんき"
     second = press(session, "Down").candidates.items[1].text
     assert press(session, "Return").commit == second
 
 
 def test_cancelling_a_reconversion_puts_the_text_back(session):
-    session.set_surrounding_text(SurroundingText("今日は良い天気", 7, 0))
+    session.surrounding = SurroundingText("今日は良い天気", 7, 0)
     press(session, "Henkan")
     out = press(session, "Escape")
-    assert out.commit == "今日は良い天気" and out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert out.commit == "今日は良い天気" and out.preedit.text == "" and isinstance(session.phase, Empty)
     # Backspace edits the reading instead; Escape from there puts the text back too.
-    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    session.surrounding = SurroundingText("天気", 2, 0)
     press(session, "Henkan")
     assert press(session, "BackSpace").preedit.text == "てんき"
     assert press(session, "Escape").commit == "天気"
     # Discarded (the frontend gave a key to the application instead), it is put back too.
-    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    session.surrounding = SurroundingText("天気", 2, 0)
     press(session, "Henkan")
     assert session.discard().commit == "天気"
     # A reset (the application's, e.g. a click in the field) commits what is shown, as focus out does.
-    session.set_surrounding_text(SurroundingText("天気", 2, 0))
+    session.surrounding = SurroundingText("天気", 2, 0)
     press(session, "Henkan")
     shown = session.current_output().preedit.text
     assert session.commit_shown().commit == shown
@@ -216,34 +218,34 @@ def test_cancelling_a_reconversion_puts_the_text_back(session):
 def test_reconversion_needs_text_to_reconvert(session):
     assert not press(session, "Henkan").consumed  # no surrounding text
     for text, cursor, anchor in [("", 0, 0), ("abc ", 4, 4), ("今日\n明日", 5, 0)]:
-        session.set_surrounding_text(SurroundingText(text, cursor, anchor))
-        assert not press(session, "Henkan").consumed and session.phase is Phase.EMPTY
-    session.set_surrounding_text(SurroundingText("天気", 2, 0))
-    session.focus_in(InputPurpose.PASSWORD)
+        session.surrounding = SurroundingText(text, cursor, anchor)
+        assert not press(session, "Henkan").consumed and isinstance(session.phase, Empty)
+    session.surrounding = SurroundingText("天気", 2, 0)
+    session.purpose = InputPurpose.PASSWORD
     assert not press(session, "Henkan").consumed
 
 
 def test_text_whose_reading_is_too_long_to_convert_is_not_reconverted(session):
     text = "漢" + "\ufdfa" * 200  # ﷺ is 18 characters after NFKC: the reading passes MAX_READING_CHARS
-    session.set_surrounding_text(SurroundingText(text, 0, len(text)))
+    session.surrounding = SurroundingText(text, 0, len(text))
     out = press(session, "Henkan")
-    assert not out.consumed and out.delete_surrounding is None and session.phase is Phase.EMPTY
+    assert not out.consumed and out.delete_surrounding is None and isinstance(session.phase, Empty)
     type_text(session, "kanji")  # the session goes on
-    assert session.phase is Phase.COMPOSING
+    assert isinstance(session.phase, Composing)
 
 
 def test_henkan_still_converts_while_composing(session):
-    session.set_surrounding_text(SurroundingText("天気", 2, 2))
+    session.surrounding = SurroundingText("天気", 2, 2)
     type_text(session, "kanji")
     out = press(session, "Henkan")
-    assert out.delete_surrounding is None and session.segments[0].reading == "かんじ"
+    assert out.delete_surrounding is None and session.phase.segments[0].reading == "かんじ"
 
 
 def test_the_reconversion_key_is_configurable(tmp_path):
     settings = SessionSettings(bindings={**SessionSettings().bindings, Action.RECONVERT: (KeySpec.parse("ctrl+r"),)})
     system_reader().load()
     session = InputSession(Converter(dictionary=system_dictionary()), settings)
-    session.set_surrounding_text(SurroundingText("天気", 2, 2))
+    session.surrounding = SurroundingText("天気", 2, 2)
     assert not press(session, "Henkan").consumed
     out = session.handle_key(keyval_of("r"), CONTROL_MASK)
     assert out.consumed and out.delete_surrounding == SurroundingDeletion(2, 0)
@@ -253,7 +255,7 @@ def test_reconversion_does_not_wait_for_the_reading_index():
     """Before the warm-up has built it, the key is not taken (it would hold the answer for seconds)."""
     reader = TextReader()
     session = InputSession(Converter(dictionary=system_dictionary()), reader=reader)
-    session.set_surrounding_text(SurroundingText("天気", 2, 2))
+    session.surrounding = SurroundingText("天気", 2, 2)
     assert not press(session, "Henkan").consumed and not reader.loaded
     reader.load()
     assert press(session, "Henkan").delete_surrounding == SurroundingDeletion(2, 0)

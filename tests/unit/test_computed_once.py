@@ -9,7 +9,8 @@ import pytest
 
 from daemon.computed_once import ComputedOnce
 from daemon.conversion import Effort
-from daemon.session import InputSession, SessionSettings
+from daemon.session import InputSession
+from daemon.session_settings import SessionSettings
 from ime_protocol import SHIFT_MASK, InputPurpose
 from tests.fake_conversion import FakeConversion
 from tests.session_keys import press
@@ -95,7 +96,7 @@ def test_nothing_is_converted_in_advance_in_a_secret_field_or_outside_a_composit
     press(session, *"kyouh")
     assert session.conversion_in_advance() is None  # romaji pending: the next key completes the kana
     press(session, "Escape")
-    session.focus_in(InputPurpose.PASSWORD)
+    session.purpose = InputPurpose.PASSWORD
     press(session, *"kyou")
     assert session.conversion_in_advance() is None
 
@@ -103,9 +104,9 @@ def test_nothing_is_converted_in_advance_in_a_secret_field_or_outside_a_composit
 def test_the_conversion_in_advance_improves_the_live_text_while_the_user_composes():
     session = InputSession(FakeConversion({"きょう": ["今日", "京"]}), SessionSettings(live_conversion=True))
     press(session, *"kyou")
-    session.show_live("京")
+    session.phase.live_text = "京"
     candidates = session.conversion_in_advance()()
-    assert session.improve_live(candidates, 7).preedit.text == "今日" and session.live_text == "今日"
+    assert session.improve_live(candidates, 7).preedit.text == "今日" and session.phase.live_text == "今日"
     assert session.improve_live(candidates) is None  # the same text: nothing to send
     press(session, "space")
     assert session.improve_live(candidates) is None  # converting now: the live text is no more

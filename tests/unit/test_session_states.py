@@ -10,8 +10,9 @@ from daemon.keys import keyval_of
 from daemon.composer import Brackets, Punctuation, Slash, SpaceWidth
 from daemon.config import Action, InputSettings
 from daemon.keys import KeySpec, key_from_event
-from daemon.session import (COMPOSITION_FULL_NOTICE, InputSession, Phase, SessionSettings, carried_over,
-                            romaji_table_of)
+from daemon.phases import COMPOSITION_FULL_NOTICE, Composing, Converting, Empty, Predicting, carried_over
+from daemon.session import InputSession
+from daemon.session_settings import SessionSettings, romaji_table_of
 from ime_protocol import CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, InputPurpose, SegmentStyle
 from tests.fake_conversion import FakeConversion
 from tests.session_keys import press, type_text
@@ -33,12 +34,12 @@ def session(conversion):
 
 def test_space_shows_the_first_candidate_and_return_commits_and_learns_it(session, conversion):
     press(session, *"kyouhaiitenki")
-    assert session.phase is Phase.COMPOSING
+    assert isinstance(session.phase, Composing)
     out = press(session, "space")
-    assert out.preedit.text == "今日は良い天気" and session.phase is Phase.CONVERTING
+    assert out.preedit.text == "今日は良い天気" and isinstance(session.phase, Converting)
     assert conversion.asked[-1] == ("きょうはいいてんき", Effort.SENTENCE)
     out = press(session, "Return")
-    assert out.commit == "今日は良い天気" and session.phase is Phase.EMPTY
+    assert out.commit == "今日は良い天気" and isinstance(session.phase, Empty)
     assert conversion.learned == [[("きょうはいいてんき", "今日は良い天気")]]
 
 
@@ -70,12 +71,12 @@ def test_the_second_space_opens_the_window_on_the_next_candidate_and_a_digit_cho
 def test_segments_come_from_the_conversions_cut_and_resizing_re_cuts_the_rest(session, conversion):
     press(session, *"kyouhaiitenki", "space")
     out = press(session, "Right")  # a segment operation cuts the whole conversion into bunsetsu
-    assert [s.reading for s in session.segments] == ["きょうは", "いい", "てんき"]
+    assert [s.reading for s in session.phase.segments] == ["きょうは", "いい", "てんき"]
     assert [s.style for s in out.preedit.segments] == [SegmentStyle.UNDERLINE, SegmentStyle.HIGHLIGHT,
                                                        SegmentStyle.UNDERLINE]
     press(session, "Right")
     out = press(session, "Left", modifiers=SHIFT_MASK)  # てんき → てん; き follows on its own
-    assert [s.reading for s in session.segments] == ["きょうは", "いい", "てん", "き"]
+    assert [s.reading for s in session.phase.segments] == ["きょうは", "いい", "てん", "き"]
     assert out.preedit.text == "今日は良い点木"
     assert conversion.asked[-1] == ("き", Effort.SEGMENT)
     out = press(session, "Return")
@@ -86,15 +87,15 @@ def test_segments_come_from_the_conversions_cut_and_resizing_re_cuts_the_rest(se
 def test_escape_goes_back_to_the_reading_and_again_clears_it(session):
     press(session, *"tenki", "space")
     out = press(session, "Escape")
-    assert out.preedit.text == "てんき" and session.phase is Phase.COMPOSING
+    assert out.preedit.text == "てんき" and isinstance(session.phase, Composing)
     out = press(session, "Escape")
-    assert out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert out.preedit.text == "" and isinstance(session.phase, Empty)
 
 
 def test_tab_predicts_from_the_reading(session):
     press(session, *"kyou")
     out = press(session, "Tab")
-    assert session.phase is Phase.PREDICTING
+    assert isinstance(session.phase, Predicting)
     assert [item.text for item in out.candidates.items] == ["今日は", "今日は良い天気"]
 
 
@@ -171,13 +172,13 @@ def test_typing_composes_and_shows_pending_romaji(session):
     out = type_text(session, "kyouky")
     assert out.consumed and out.preedit.text == "きょうky"
     assert out.preedit.segments[0].style is SegmentStyle.UNDERLINE
-    assert out.preedit.cursor == len("きょうky") and session.phase is Phase.COMPOSING
+    assert out.preedit.cursor == len("きょうky") and isinstance(session.phase, Composing)
 
 
 def test_backspace_then_empty_passes_keys_on(session):
     type_text(session, "ka")
     out = press(session, "BackSpace")
-    assert out.consumed and out.preedit.text == "" and session.phase is Phase.EMPTY
+    assert out.consumed and out.preedit.text == "" and isinstance(session.phase, Empty)
     assert not press(session, "BackSpace").consumed
 
 
@@ -195,6 +196,22 @@ def test_function_keys_transliterate(session):
     assert press(session, "F9").preedit.text == "ｔｏｋｙｏ"
 
 
+def test_transliteration_is_an_action_that_any_key_can_be_bound_to(conversion):
+    bindings = {**SessionSettings().bindings, Action.TO_KATAKANA: (KeySpec.parse("ctrl+k"),), Action.TO_HIRAGANA: ()}
+    session = InputSession(conversion, SessionSettings(bindings=bindings))
+    type_text(session, "tokyo")
+    assert press(session, "F6").preedit.text == "ときょ"  # F6 unbound: swallowed, the reading stays
+    assert isinstance(session.phase, Composing)
+    assert press(session, "k", modifiers=CONTROL_MASK).preedit.text == "トキョ"
+
+
+def test_a_segment_of_several_takes_the_kana_forms_of_its_own_reading(session):
+    type_text(session, "kyouhaiitenki")
+    press(session, "space", "Right")
+    assert press(session, "F7").preedit.text == "今日はイイ天気"
+    assert press(session, "F10").preedit.text == "今日はイイ天気"  # ASCII is the whole typed text's only
+
+
 def test_space_on_empty_is_a_fullwidth_space(session):
     assert press(session, "space").commit == "\u3000"
     out = session.handle_key(keyval_of("space"), SHIFT_MASK)
@@ -204,7 +221,7 @@ def test_space_on_empty_is_a_fullwidth_space(session):
 def test_releases_and_shortcuts_pass_through(session):
     assert not session.handle_key(keyval_of("a"), RELEASE_MASK).consumed
     assert not session.handle_key(keyval_of("c"), CONTROL_MASK).consumed
-    assert session.phase is Phase.EMPTY
+    assert isinstance(session.phase, Empty)
 
 
 def test_direct_mode_passes_everything_and_toggles_back(session):
@@ -230,7 +247,7 @@ def test_input_turns_off_and_on_with_the_keys_people_have(session):
 def test_muhenkan_does_not_drop_a_composition(session):
     type_text(session, "kanji")
     press(session, "Muhenkan")
-    assert session.composer.mode.value == "hiragana" and session.phase is Phase.COMPOSING
+    assert session.composer.mode.value == "hiragana" and isinstance(session.phase, Composing)
 
 
 def test_a_chord_binding_wins_over_a_plain_one(session):
@@ -271,7 +288,7 @@ def test_composition_length_is_bounded_and_the_user_is_told(session):
 
 
 def test_password_fields_neither_learn_nor_predict(session, conversion):
-    session.focus_in(InputPurpose.PASSWORD)
+    session.purpose = InputPurpose.PASSWORD
     type_text(session, "kanji")
     assert press(session, "Tab").candidates is None
     press(session, "space")
@@ -280,9 +297,9 @@ def test_password_fields_neither_learn_nor_predict(session, conversion):
 
 
 def test_text_typed_in_a_password_field_stays_secret_when_the_purpose_changes(session, conversion):
-    session.focus_in(InputPurpose.PASSWORD)
+    session.purpose = InputPurpose.PASSWORD
     type_text(session, "himitsu")
-    session.focus_in(InputPurpose.FREE_FORM)  # IBus re-sends FocusIn on a content-type change
+    session.purpose = InputPurpose.FREE_FORM  # IBus re-sends FocusIn on a content-type change
     press(session, "space")
     assert press(session, "Return").commit
     assert conversion.learned == [] and session.context == ""
@@ -294,4 +311,4 @@ def test_text_typed_in_a_password_field_stays_secret_when_the_purpose_changes(se
 
 def session_typing(session, input_settings: InputSettings) -> InputSession:
     """A session on the same conversion whose [input] settings are `input_settings`."""
-    return InputSession(session.converter, SessionSettings(romaji_table=romaji_table_of(input_settings)))
+    return InputSession(session.converter.conversion, SessionSettings(romaji_table=romaji_table_of(input_settings)))
