@@ -19,16 +19,7 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
                                      valid TOML, is an InvalidArgs error and changes nothing (settings pages
                                      call these two)
   signal StatusChanged(s state, s model, s reason)
-The user's own words and learning history, for callers running as the daemon's user only; a change is seen by
-the next conversion and saved at once:
-  ListUserWords() -> a(ssss)         (reading, surface, part of speech, comment)
-  AddUserWord(s reading, s surface, s part_of_speech, s comment) -> b added (false: it was there)
-  RemoveUserWord(s reading, s surface) -> b removed
-  ImportUserWords(ay file) -> u added, a(uss) skipped   a Mozc / Google IME or Microsoft IME export; each line not
-                                     imported as (line number, why, its text)
-  ListLearned(s reading) -> a(ssdd)  (reading, surface, weight, last used as Unix time); "": every reading
-  ForgetLearned(s reading, s surface) -> u forgotten    "" surface: every choice for the reading
-  ClearLearned() -> u forgotten
+  ListUserWords … ClearLearned       the user's own words and learning history (daemon/userdata_methods.py)
 Session objects /org/tsuzuri/Tsuzuri1/session/N, interface org.tsuzuri.Tsuzuri1.Session:
   Send(ay message) -> ay output      ime_protocol messages in, an ime_protocol Output back
   Close()
@@ -38,8 +29,8 @@ Session objects /org/tsuzuri/Tsuzuri1/session/N, interface org.tsuzuri.Tsuzuri1.
 Methods are dispatched from one raw message handler, which sees the caller (session ownership) and
 turns every failure into a D-Bus error reply instead of a dead daemon. The tables ROOT and SESSION below
 (daemon/dbus_interface.py) are the definition of the above: dispatch checks a call's arguments against them,
-and Introspect is written from them. Conversion runs on worker
-threads, never on the event loop; each session's messages are handled in order.
+and Introspect is written from them. A session's messages and the work after them run on worker threads,
+never on the event loop, in order (daemon/session_runner.py); the daemon's parts are built in daemon/parts.py.
 """
 
 from __future__ import annotations
@@ -54,8 +45,6 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from collections.abc import Callable, Coroutine
 
 from dbus_fast import Message, MessageType, NameFlag, RequestNameReply, Variant
 from dbus_fast.aio import MessageBus
@@ -63,41 +52,25 @@ from dbus_fast.aio import MessageBus
 from daemon import sd_notify
 from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
-from daemon.composer import InputMode
 from daemon.config import Config, ConfigStore, setting_literals
-from daemon.conversion import MAX_CONTEXT_CHARS, MAX_READING_CHARS, ConversionCandidate, PersonalData, ReadingTooLong
-from daemon.converter import Converter
+from daemon.conversion import MAX_CONTEXT_CHARS, MAX_READING_CHARS, PersonalData, ReadingTooLong
+from daemon.dbus_errors import (ERROR_ACCESS_DENIED, ERROR_FAILED, ERROR_INVALID_ARGS, ERROR_LIMITS,
+                                ERROR_UNKNOWN_METHOD, CallError, check_same_user)
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
-from daemon.dictionary import system_dictionary, system_reader
-from daemon.lm import load_language_model
-from daemon.engine import Engine, EngineStatus, ModelState
-from daemon.phases import PendingImprovement
+from daemon.engine import EngineStatus, ModelState
+from daemon.parts import LEARNING_SAVE_SECONDS, DaemonParts
 from daemon.session import InputSession
+from daemon.session_runner import SessionRunner
 from daemon.session_settings import SessionSettings, bindings_of, romaji_table_of
 from daemon.session_registry import (NotSessionOwner, SessionEntry, SessionLimitReached, SessionRegistry,
                                      UnknownSession)
-from daemon.kana import to_hiragana
-from daemon.userdata.learning import LearningHistory
-from daemon.userdata.storage import InvalidEntry, LineFileStore, UnwritableStore
-from daemon.userdata.user_dictionary import UserDictionary
-from ime_protocol import (FRONTEND_MESSAGES, Discard, FocusIn, FocusOut, KeyEvent, Output, ProtocolError,
-                          Reset, SelectCandidate, SetInputMode, SurroundingText, decode, encode)
-from ime_protocol.schema import WireRecord
+from daemon.userdata_methods import USER_DATA_METHODS
+from ime_protocol import FRONTEND_MESSAGES, Output, ProtocolError, decode, encode
 from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_PATH,
                                      SESSION_INTERFACE, SESSION_PATH_PREFIX as SESSION_PREFIX)
 
-ERROR_INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
-ERROR_LIMITS = "org.freedesktop.DBus.Error.LimitsExceeded"
-ERROR_FAILED = "org.freedesktop.DBus.Error.Failed"
-ERROR_ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
-MAX_IMPORT_BYTES = 16 * 1024 * 1024  # a Mozc user dictionary at its limit of 1,000,000 words is about this
-MAX_ECHOED_LINE = 200  # characters of a skipped import line sent back
 MAX_CONVERT_N = 100
 MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never echoes a huge path back
-LEARNING_SAVE_SECONDS = 30.0
-# How long after a key's live conversion the whole reading is converted in advance for Space (if no other
-# key came): typing runs at 5–10 keys a second, so most pauses between keys are longer.
-CONVERT_IN_ADVANCE_AFTER_S = 0.03
 GIL_SWITCH_INTERVAL_S = 0.001
 
 log = logging.getLogger("tsuzuri")
@@ -106,12 +79,6 @@ log = logging.getLogger("tsuzuri")
 def object_path(msg: Message) -> str:
     """The object a method call is sent to (the bus delivers none without one)."""
     return msg.path or ""
-
-
-class CallError(Exception):
-    def __init__(self, name: str, text: str):
-        super().__init__(text)
-        self.name = name
 
 
 @dataclass
@@ -123,10 +90,10 @@ class CallerLane:
 
 
 class TsuzuriService:
-    def __init__(self, bus: MessageBus, converter: Converter, settings: SessionSettings,
+    def __init__(self, bus: MessageBus, parts: DaemonParts, settings: SessionSettings,
                  config: ConfigStore | None = None, workers: int = 2, pinned_model: str | None = None):
         self.bus = bus
-        self.converter = converter
+        self.parts = parts
         self.settings = settings
         self.config = config
         self.pinned_model = pinned_model  # named on the command line: the configuration does not change it
@@ -138,6 +105,7 @@ class TsuzuriService:
         self._lanes: dict[str, CallerLane] = {}
         # Conversions in advance run on a thread of their own: keys never queue behind them.
         self._in_advance = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsuzuri-in-advance")
+        self.runner = SessionRunner(self._executor, self._in_advance, self._output_changed)
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Task] = set()
 
@@ -165,7 +133,7 @@ class TsuzuriService:
         else:
             return None
         if method is None or method.handler is None:
-            return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod",
+            return Message.new_error(msg, ERROR_UNKNOWN_METHOD,
                                      f"no method {member[:MAX_ECHOED_PATH]} on {path[:MAX_ECHOED_PATH]}")
         task = self._loop.create_task(self._reply(msg, method))
         self._tasks.add(task)
@@ -193,10 +161,10 @@ class TsuzuriService:
 
     async def _create_session(self, msg: Message):
         try:
-            await self._require_same_user(msg.sender)
+            await self.require_same_user(msg.sender)
             pid = await self._process_of(msg.sender)
             path, evicted = self.sessions.create(msg.sender, pid,
-                                                 lambda: InputSession(self.converter, self.settings))
+                                                 lambda: InputSession(self.parts.converter, self.settings))
         except SessionLimitReached as error:
             raise CallError(ERROR_LIMITS, str(error)) from None
         if evicted is not None:
@@ -231,7 +199,7 @@ class TsuzuriService:
         try:
             async with lane.lock:
                 found = await self._loop.run_in_executor(
-                    self._stateless, lambda: self.converter.candidates(reading, context[-MAX_CONTEXT_CHARS:], n,
+                    self._stateless, lambda: self.parts.converter.candidates(reading, context[-MAX_CONTEXT_CHARS:], n,
                                                                        personal=PersonalData.NONE))
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None
@@ -246,15 +214,15 @@ class TsuzuriService:
         return [[status.state.value, status.model, status.reason]]
 
     async def _reload_config(self, msg: Message):
-        await self._require_same_user(msg.sender)
+        await self.require_same_user(msg.sender)
         return [self.reload_config()]
 
     async def _get_settings(self, msg: Message):
-        await self._require_same_user(msg.sender)
+        await self.require_same_user(msg.sender)
         return [setting_literals(self._config_store().config)]
 
     async def _set_settings(self, msg: Message, literals: dict[str, str]):
-        await self._require_same_user(msg.sender)
+        await self.require_same_user(msg.sender)
         try:
             self._config_store().write_settings(literals)
         except ValueError as error:
@@ -268,68 +236,7 @@ class TsuzuriService:
             raise CallError(ERROR_FAILED, "this daemon reads no configuration file")
         return self.config
 
-    # -- the user's words and learning history -------------------------------------------------------
-
-    async def _list_user_words(self, msg: Message):
-        entries = await self._read(msg, self.converter.user_dictionary, lambda words: words.entries())
-        return [[[e.reading, e.surface, e.part_of_speech, e.comment] for e in entries]]
-
-    async def _add_user_word(self, msg: Message, reading: str, surface: str, part_of_speech: str, comment: str):
-        added = await self._change(msg, self.converter.user_dictionary,
-                                   lambda words: words.add(reading, surface, part_of_speech, comment))
-        return [added]
-
-    async def _remove_user_word(self, msg: Message, reading: str, surface: str):
-        removed = await self._change(msg, self.converter.user_dictionary,
-                                     lambda words: words.remove(reading, surface.strip()))
-        return [removed]
-
-    async def _import_user_words(self, msg: Message, data: bytes):
-        if len(data) > MAX_IMPORT_BYTES:
-            raise CallError(ERROR_LIMITS, f"an import may have at most {MAX_IMPORT_BYTES // 2**20} MiB")
-        report = await self._change(msg, self.converter.user_dictionary,
-                                    lambda words: words.import_bytes(bytes(data)))
-        skipped = [[line.line_number, line.reason, line.text[:MAX_ECHOED_LINE]] for line in report.skipped]
-        return [report.loaded, skipped]
-
-    async def _list_learned(self, msg: Message, reading: str):
-        choices = await self._read(msg, self.converter.learning,
-                                   lambda learning: learning.choices(to_hiragana(reading.strip()) or None))
-        return [[[c.reading, c.surface, c.weight, c.last_used] for c in choices]]
-
-    async def _forget_learned(self, msg: Message, reading: str, surface: str):
-        forgotten = await self._change(msg, self.converter.learning,
-                                       lambda learning: learning.forget(to_hiragana(reading.strip()),
-                                                                        surface.strip() or None))
-        return [forgotten]
-
-    async def _clear_learned(self, msg: Message):
-        return [await self._change(msg, self.converter.learning, lambda learning: learning.clear())]
-
-    async def _read(self, msg: Message, store: LineFileStore | None, read):
-        await self._require_same_user(msg.sender)
-        return await self._loop.run_in_executor(None, self.converter.read_userdata, self._kept(store), read)
-
-    async def _change(self, msg: Message, store: LineFileStore | None, change):
-        """`change` applied to `store` and saved (off the event loop: saving waits for the disk)."""
-        await self._require_same_user(msg.sender)
-        try:
-            return await self._loop.run_in_executor(None, self.converter.change_userdata, self._kept(store), change)
-        except InvalidEntry as error:
-            raise CallError(ERROR_INVALID_ARGS, str(error)) from None
-        except UnwritableStore as error:
-            raise CallError(ERROR_FAILED, str(error)) from None
-        except OSError as error:
-            raise CallError(ERROR_FAILED, f"changed, but not saved yet ({error}); the daemon tries again every "
-                                          f"{LEARNING_SAVE_SECONDS:.0f} s") from None
-
-    @staticmethod
-    def _kept(store: LineFileStore | None) -> LineFileStore:
-        if store is None:
-            raise CallError(ERROR_FAILED, "this daemon keeps no such user data")
-        return store
-
-    async def _require_same_user(self, sender: str) -> None:
+    async def require_same_user(self, sender: str) -> None:
         """Only the user the daemon runs as may type through it (a session shows and learns their words), change
         its configuration, or read or change their words and history. The session bus is theirs already; this
         holds where another user can reach it (a shared or proxied bus)."""
@@ -351,16 +258,8 @@ class TsuzuriService:
         return Message.new_error(msg, ERROR_INVALID_ARGS, "the only property is org.tsuzuri.Tsuzuri1.Status "
                                                           "(read-only)")
 
-    def engine_status(self) -> EngineStatus:
-        engine = self.converter.engine
-        return engine.status if engine is not None else EngineStatus(ModelState.NONE)
-
     def status(self) -> EngineStatus:
-        """The model's status, its reason followed by why the user's choices or words may not be kept."""
-        status = self.engine_status()
-        problems = [store.keeping_problem for store in (self.converter.learning, self.converter.user_dictionary)
-                    if store is not None]
-        return EngineStatus(status.state, status.model, "; ".join(filter(None, [status.reason, *problems])))
+        return self.parts.status()
 
     def reload_config(self) -> list[str]:
         """Re-reads the configuration and applies all of it: the sessions' settings, the model's number of
@@ -374,21 +273,18 @@ class TsuzuriService:
         self.settings = settings_from_config(after)
         for entry in self.sessions.entries():
             entry.session.settings = self.settings
-        self.converter.model_candidates = after.candidates.model_candidates
-        engine = self.converter.engine
-        if engine is not None:
-            engine.configure(after.threads, after.candidates.beam_width)
-            wanted, had = model_wanted(after), model_wanted(before)
-            if wanted != had:
-                if self.pinned_model:
-                    problems.append(f"model: {wanted or 'none'} is not loaded: the daemon was started with "
-                                    f"--model {self.pinned_model}")
-                elif wanted is None:
-                    log.info("config: the neural model is switched off")
-                    engine.unload(MODEL_SWITCHED_OFF)
-                else:
-                    log.info("config: model %s (was %s): loading it", wanted, had or "none")
-                    engine.load(wanted)
+        self.parts.configure(after)
+        wanted, had = model_wanted(after), model_wanted(before)
+        if wanted != had:
+            if self.pinned_model:
+                problems.append(f"model: {wanted or 'none'} is not loaded: the daemon was started with "
+                                f"--model {self.pinned_model}")
+            elif wanted is None:
+                log.info("config: the neural model is switched off")
+                self.parts.engine.unload(MODEL_SWITCHED_OFF)
+            else:
+                log.info("config: model %s (was %s): loading it", wanted, had or "none")
+                self.parts.engine.load(wanted)
         return problems
 
     # -- sessions -------------------------------------------------------------------------------
@@ -404,23 +300,7 @@ class TsuzuriService:
 
     async def _send(self, msg: Message, data: bytes):
         entry = self._entry(msg)
-        message = decode(bytes(data), FRONTEND_MESSAGES)
-        entry.generation += 1
-        is_key = isinstance(message, KeyEvent)
-        entry.keys += is_key
-        keys = entry.keys
-
-        def latest_key() -> bool:  # no newer key is waiting, whose answer would carry the live conversion
-            return entry.keys == keys
-
-        async with entry.lock:
-            output = await self._loop.run_in_executor(self._executor, apply_message, entry.session, message,
-                                                      latest_key)
-            pending = entry.session.conversion_to_improve()
-        if pending is not None:
-            self._schedule_improvement(object_path(msg), entry, pending, output.request_id)
-        elif is_key and entry.session.settings.live_conversion:
-            self._schedule_in_advance(object_path(msg), entry, output.request_id)
+        output = await self.runner.apply(entry, decode(bytes(data), FRONTEND_MESSAGES))
         return [encode(output)]
 
     async def _close(self, msg: Message):
@@ -428,71 +308,12 @@ class TsuzuriService:
         self.close_session(object_path(msg))
         return []
 
-    def _schedule_in_advance(self, path: str, entry: SessionEntry, request_id: int) -> None:
-        """After a key answered with its live conversion: when the user pauses, Space's conversion, made in
-        advance; if its first candidate differs from the live text, an OutputChanged shows it. Dropped if
-        another message arrives first."""
-        generation = entry.generation
-
-        async def run() -> None:
-            # A pause after the key: while the user types on, the next key would make the work stale.
-            await asyncio.sleep(CONVERT_IN_ADVANCE_AFTER_S)
-            async with entry.lock:
-                in_advance = entry.session.conversion_in_advance() if entry.generation == generation else None
-            if in_advance is None:
-                return
-            candidates = await self._off_the_key_path(in_advance)
-            if candidates is None:
-                return
-            async with entry.lock:
-                if entry.generation != generation:
-                    return
-                better = entry.session.improve_live(candidates, request_id)
-            self._output_changed(path, entry, better)
-
-        self._run_in_background(entry, run())
-
-    def _schedule_improvement(self, path: str, entry: SessionEntry, pending: PendingImprovement,
-                              request_id: int) -> None:
-        """After Space answered without waiting for the neural model: the model's ranking, and an OutputChanged if
-        the session takes it (the user is still on the conversion's first candidate) and it changes what is shown."""
-
-        async def run() -> None:
-            candidates = await self._off_the_key_path(pending.convert)
-            if candidates is None:
-                return
-            async with entry.lock:
-                better = entry.session.improve_conversion(pending, candidates, request_id)
-            self._output_changed(path, entry, better)
-
-        self._run_in_background(entry, run())
-
-    def _run_in_background(self, entry: SessionEntry, work: Coroutine[Any, Any, None]) -> None:
-        """`work` as the session's one background task: the one before it is cancelled (its conversion, once
-        started on the thread, still runs to the end and is kept)."""
-        if entry.background_task is not None:
-            entry.background_task.cancel()
-        entry.background_task = self._loop.create_task(work)
-
-    async def _off_the_key_path(self, convert: Callable[[], list[ConversionCandidate]]
-                                ) -> list[ConversionCandidate] | None:
-        """`convert()` on the thread of conversions made in advance (keys never queue behind it); None if it
-        fails (Space will convert again and report; typing goes on)."""
-        try:
-            return await self._loop.run_in_executor(self._in_advance, convert)
-        except ReadingTooLong:
-            return None
-        except Exception:  # noqa: BLE001
-            log.exception("conversion off the key path failed")
-            return None
-
-    def _output_changed(self, path: str, entry: SessionEntry, output: Output | None) -> None:
-        """`output` to the session's owner alone, if any: a broadcast would show every other client on the bus
-        what the user types."""
-        if output is not None:
-            self.bus.send(Message(destination=entry.owner, path=path, interface=SESSION_INTERFACE,
-                                  member="OutputChanged", message_type=MessageType.SIGNAL,
-                                  signature=SESSION.signal("OutputChanged").signature, body=[encode(output)]))
+    def _output_changed(self, entry: SessionEntry, output: Output) -> None:
+        """`output` to the session's owner alone: a broadcast would show every other client on the bus what the
+        user types."""
+        self.bus.send(Message(destination=entry.owner, path=entry.name, interface=SESSION_INTERFACE,
+                              member="OutputChanged", message_type=MessageType.SIGNAL,
+                              signature=SESSION.signal("OutputChanged").signature, body=[encode(output)]))
 
     def close_session(self, path: str) -> None:
         entry = self.sessions.remove(path)
@@ -509,10 +330,7 @@ class TsuzuriService:
             call_task.cancel()
 
     def _dispose(self, entry: SessionEntry) -> None:
-        """A session taken out of the registry: its background task stops and it closes on a worker."""
-        if entry.background_task is not None:
-            entry.background_task.cancel()
-        self._loop.run_in_executor(self._executor, entry.session.close)
+        self.runner.dispose(entry)
 
     def status_changed(self, status: EngineStatus) -> None:
         """Called from the model-loading thread."""
@@ -548,18 +366,7 @@ ROOT = Interface(BUS_NAME, (
     Method("ReloadConfig", TsuzuriService._reload_config, outputs=(Arg("problems", "as"),)),
     Method("GetSettings", TsuzuriService._get_settings, outputs=(Arg("settings", "a{ss}"),)),
     Method("SetSettings", TsuzuriService._set_settings, (Arg("settings", "a{ss}"),), (Arg("problems", "as"),)),
-    Method("ListUserWords", TsuzuriService._list_user_words, outputs=(Arg("words", "a(ssss)"),)),
-    Method("AddUserWord", TsuzuriService._add_user_word,
-           (Arg("reading", "s"), Arg("surface", "s"), Arg("part_of_speech", "s"), Arg("comment", "s")),
-           (Arg("added", "b"),)),
-    Method("RemoveUserWord", TsuzuriService._remove_user_word, (Arg("reading", "s"), Arg("surface", "s")),
-           (Arg("removed", "b"),)),
-    Method("ImportUserWords", TsuzuriService._import_user_words, (Arg("file", "ay"),),
-           (Arg("added", "u"), Arg("skipped", "a(uss)"))),
-    Method("ListLearned", TsuzuriService._list_learned, (Arg("reading", "s"),), (Arg("choices", "a(ssdd)"),)),
-    Method("ForgetLearned", TsuzuriService._forget_learned, (Arg("reading", "s"), Arg("surface", "s")),
-           (Arg("forgotten", "u"),)),
-    Method("ClearLearned", TsuzuriService._clear_learned, outputs=(Arg("forgotten", "u"),)),
+    *USER_DATA_METHODS,
 ), signals=(Signal("StatusChanged", (Arg("state", "s"), Arg("model", "s"), Arg("reason", "s"))),),
     properties=(Property("Status", "(sss)"),))
 SESSION = Interface(SESSION_INTERFACE, (
@@ -573,42 +380,8 @@ ROOT_INTROSPECTION = introspection_xml((ROOT, INTROSPECTABLE))
 SESSION_INTROSPECTION = introspection_xml((SESSION, INTROSPECTABLE))
 
 
-def check_same_user(caller_uid: int, daemon_uid: int) -> None:
-    if caller_uid != daemon_uid:
-        raise CallError(ERROR_ACCESS_DENIED, "only the user the daemon runs as may open sessions, reload its "
-                                             "configuration, or read or change its user dictionary and "
-                                             "learning history")
-
-
-def apply_message(session: InputSession, message: WireRecord,
-                  latest_key: Callable[[], bool] = lambda: True) -> Output:
-    """One protocol message applied to a session; every message is answered with an Output. A key is answered
-    with its live conversion (where that is on) if `latest_key()` says no newer key waits."""
-    match message:
-        case KeyEvent():
-            return session.handle_key(message.keyval, message.modifiers, message.request_id, latest_key())
-        case SelectCandidate():
-            return session.select_candidate(message.index, message.request_id)
-        case SurroundingText():
-            session.surrounding = message
-        case FocusIn():
-            session.purpose = message.purpose
-        case FocusOut() | Reset():
-            return session.commit_shown()
-        case Discard():
-            return session.discard()
-        case SetInputMode():
-            return session.set_mode(InputMode(message.mode))  # the protocol checked it is one of INPUT_MODES
-    return session.current_output()
-
-
-def warm_up(converter: Converter) -> None:
-    converter.candidates("じゅんび")  # opens the dictionary and builds the rewriters' indexes
-    for store in (converter.learning, converter.user_dictionary):
-        if store is not None and not store.load_report.clean:
-            log.warning("user data: %s", store.load_report.summary())
-    if converter.dictionary is not None:
-        system_reader().load()  # the readings reconversion needs (~3 s): not on the first reconversion key
+def warm_up(parts: DaemonParts) -> None:
+    parts.warm_up()
     freeze_what_is_loaded()
 
 
@@ -617,15 +390,6 @@ def freeze_what_is_loaded() -> None:
     daemon, and a full collection walking its ~330,000 objects took 43 ms, a stall for whichever key met it."""
     gc.collect()
     gc.freeze()
-
-
-def save_userdata(converter: Converter) -> None:
-    """Saves the user's data; a failure is logged, and the next save tries again (learning is journaled
-    meanwhile, so nothing committed is lost)."""
-    try:
-        converter.save_userdata()
-    except OSError as error:
-        log.error("cannot save user data: %s", error)
 
 
 MODEL_SWITCHED_OFF = "the neural model is switched off (conversion.neural_model)"
@@ -649,13 +413,10 @@ async def serve(args: argparse.Namespace) -> int:
         log.warning("config: %s", problem)
     cfg = config.config
     bus = await connect_bus(args.bus)
-    engine = Engine(n_threads=cfg.threads, beam_width=cfg.candidates.beam_width)
-    user_dictionary, learning = UserDictionary(), LearningHistory()
-    converter = Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user_dictionary,
-                          learning=learning, model_candidates=cfg.candidates.model_candidates,
-                          language_model=load_language_model())
+    parts = DaemonParts.build(cfg)
+    engine = parts.engine
     loop = asyncio.get_running_loop()
-    service = TsuzuriService(bus, converter, settings_from_config(cfg), config, workers=2, pinned_model=args.model)
+    service = TsuzuriService(bus, parts, settings_from_config(cfg), config, workers=2, pinned_model=args.model)
     bus.add_message_handler(service.handle_message)
     await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
                            interface="org.freedesktop.DBus", member="AddMatch", signature="s",
@@ -672,7 +433,7 @@ async def serve(args: argparse.Namespace) -> int:
     else:
         engine.unload(MODEL_SWITCHED_OFF)
     # Open the dictionary and build the emoji index now, off the loop, not on the first key (~1 s).
-    loop.run_in_executor(None, warm_up, converter)
+    loop.run_in_executor(None, warm_up, parts)
     sd_notify.ready()
     log.info("serving %s (model %s)", BUS_NAME, model or "none")
 
@@ -691,7 +452,7 @@ async def serve(args: argparse.Namespace) -> int:
         while True:
             await asyncio.sleep(tick)
             sd_notify.watchdog_ping()
-            await loop.run_in_executor(None, save_userdata, converter)
+            await loop.run_in_executor(None, parts.save_userdata)
 
     keeper = loop.create_task(housekeeping())
     disconnected = loop.create_task(bus.wait_for_disconnect())
@@ -699,7 +460,7 @@ async def serve(args: argparse.Namespace) -> int:
     sd_notify.stopping()
     keeper.cancel()
     service.shutdown()
-    save_userdata(converter)
+    parts.save_userdata()
     engine.close()
     if disconnected.done():
         # Not asked to stop: a failure, so that systemd (Restart=on-failure) brings the daemon back.

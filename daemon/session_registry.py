@@ -42,6 +42,7 @@ class NotSessionOwner(SessionRegistryError):
 
 @dataclass
 class SessionEntry:
+    name: str  # on D-Bus, its object path
     owner: str  # the client that created it (on D-Bus, its unique bus name)
     owner_pid: int  # its process
     session: InputSession
@@ -88,7 +89,7 @@ class SessionRegistry:
             raise SessionLimitReached(f"too many sessions for one process ({self.max_per_process})")
         evicted = self._make_room()
         name = f"{self.prefix}{next(self._ids)}"
-        self._entries[name] = SessionEntry(owner, pid, make_session(), last_used=next(self._uses))
+        self._entries[name] = SessionEntry(name, owner, pid, make_session(), last_used=next(self._uses))
         return name, evicted
 
     def _make_room(self) -> SessionEntry | None:

@@ -86,12 +86,13 @@ def cases(seed: int, count: int) -> Iterator[bytes]:
 
 def fuzz_in_process(count: int, seed: int) -> dict:
     from daemon.converter import Converter
-    from daemon.dictionary import system_dictionary
-    from daemon.server import apply_message, warm_up
+    from daemon.dictionary import system_dictionary, system_reader
     from daemon.session import InputSession
+    from daemon.session_runner import apply_message
 
     converter = Converter(dictionary=system_dictionary())
-    warm_up(converter)  # as the daemon does before it serves: the first dictionary and reading-index loads
+    converter.candidates("じゅんび")  # as the daemon warms up before it serves: the dictionary and reading index
+    system_reader().load()
     sessions = [InputSession(converter) for _ in range(4)]
     rng = random.Random(seed + 1)
     decoded = crashes = hangs = 0

@@ -7,7 +7,7 @@ from daemon.dictionary import TextReader, system_dictionary, system_reader
 from daemon.keys import KeySpec, keyval_of
 from daemon.composer import Composer, Slash
 from daemon.config import Action, InputSettings, TablePath
-from daemon.server import apply_message
+from daemon.session_runner import apply_message
 from daemon.phases import Composing, Converting, Empty
 from daemon.session import InputSession
 from daemon.session_settings import SessionSettings, romaji_table_of

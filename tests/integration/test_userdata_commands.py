@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from daemon.converter import Converter
-from daemon.server import ERROR_ACCESS_DENIED, CallError, check_same_user
+from daemon.dbus_errors import ERROR_ACCESS_DENIED, CallError, check_same_user
 from daemon.userdata.storage import UnwritableStore
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.dbus_fixtures import client, multi_user_bus, private_bus, running_daemon

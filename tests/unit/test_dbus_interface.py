@@ -7,6 +7,7 @@ from dbus_fast.introspection import Node
 from daemon.dbus_interface import Arg, Interface, Method, Signal, introspection_xml
 import pytest
 
+from daemon import userdata_methods
 from daemon.server import INTROSPECTABLE, ROOT, ROOT_INTROSPECTION, SESSION, SESSION_INTROSPECTION, TsuzuriService
 
 
@@ -27,13 +28,15 @@ def test_each_objects_xml_describes_every_method_signal_and_property_of_its_tabl
                                                                           for p in table.properties]
 
 
-def test_every_handler_is_a_coroutine_of_the_service_taking_the_methods_arguments():
+def test_every_handler_is_a_coroutine_taking_the_service_the_call_and_the_methods_arguments():
     for table in (ROOT, SESSION):
         for method in table.methods:
             assert inspect.iscoroutinefunction(method.handler), method.name
-            assert getattr(TsuzuriService, method.handler.__name__) is method.handler
             parameters = list(inspect.signature(method.handler).parameters)
-            assert parameters[:2] == ["self", "msg"] and len(parameters) - 2 == len(method.inputs), method.name
+            assert parameters[1] == "msg" and len(parameters) - 2 == len(method.inputs), method.name
+            # a method of the service, or a user-data method of its own module, given the service as `host`
+            owner = {"self": TsuzuriService, "host": userdata_methods}[parameters[0]]
+            assert getattr(owner, method.handler.__name__) is method.handler
 
 
 def test_names_and_signatures_are_quoted_into_the_xml():
