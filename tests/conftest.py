@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="session")
 def exact_model_path(tmp_path_factory) -> Path:
     """A tiny random f32 model: with f32 KV and flash attention off, KV sharing is bitwise exact."""
-    from training.gguf_writer import write_random_model
+    from daemon.tools.gguf_writer import write_random_model
     return write_random_model(tmp_path_factory.mktemp("models") / "tiny-f32.gguf", "tiny", seed=7,
                               dtype="f32", eos_boost=6.0)
 
@@ -24,7 +24,7 @@ def exact_model_path(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def model_path(tmp_path_factory) -> Path:
     """The same tiny model as a daemon would ship it: f16 weights."""
-    from training.gguf_writer import write_random_model
+    from daemon.tools.gguf_writer import write_random_model
     return write_random_model(tmp_path_factory.mktemp("models") / "tiny-f16.gguf", "tiny", seed=7,
                               dtype="f16", eos_boost=6.0)
 

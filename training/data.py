@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterable, Iterator, Sequence
 
-from training.gguf_writer import base_characters
+from daemon.tools.gguf_writer import base_characters
 from daemon.kana import is_kana, to_katakana
 from daemon.tools import corpus as corpus_module
 

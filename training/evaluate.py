@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from training.gguf_writer import EOS
+from daemon.tools.gguf_writer import EOS
 from training.model import IGNORE, LlamaLM, batch_tensors
 from training.pack import Pack
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from training.gguf_writer import ModelShape
+from daemon.tools.gguf_writer import ModelShape
 
 IGNORE = -100  # label of positions without loss (prompt, padding)
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from training.data import ATTRIBUTION, CHARS_FILE, MANIFEST_FILE, Pair, corpus_pairs, read_characters, \
     sha256_file, vocabulary_characters
-from training.gguf_writer import build_vocab
+from daemon.tools.gguf_writer import build_vocab
 from training.tokens import CharTokenizer, ExampleParts
 
 PACK_FORMAT = "tsuzuri-pack-1"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training.gguf_writer import EOS, SPACE_PIECE, Vocab
+from daemon.tools.gguf_writer import EOS, SPACE_PIECE, Vocab
 from daemon.engine.prompts import CONTEXT_START, INPUT_START, OUTPUT_START, Prompt, build_prompt
 
 PROMPT_FORMAT = "jinen"

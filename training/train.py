@@ -38,7 +38,7 @@ import torch
 
 from training.data import CHARS_FILE, MANIFEST_FILE, read_characters, sha256_file
 from training.evaluate import can_run_gguf, dev_accuracy, valid_accuracy, valid_loss
-from training.gguf_writer import write_gguf
+from daemon.tools.gguf_writer import write_gguf
 from training.model import CONFIGS, LlamaLM, Objective, batch_tensors
 from training.pack import Pack, parse_mix, pack
 from training.tokens import PROMPT_FORMAT

@@ -138,7 +138,7 @@ def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
 
 
 def engine_benchmark(sizes: list[str], threads: int, repeat: int, dtype: str) -> dict:
-    from training.gguf_writer import write_random_model
+    from daemon.tools.gguf_writer import write_random_model
 
     models = []
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-") as tmp:
@@ -718,7 +718,7 @@ def soak_benchmark(sessions: int, seconds: float, model: str | None) -> dict:
 
 def dbus_benchmark(size: str, keys: int) -> dict:
     """A private bus, the real daemon with a random model of `size`, one client in this process."""
-    from training.gguf_writer import write_random_model
+    from daemon.tools.gguf_writer import write_random_model
 
     with tempfile.TemporaryDirectory(prefix="tsuzuri-bench-model-") as tmp:
         model = write_random_model(Path(tmp) / f"{size}.gguf", size, seed=0, dtype="q8_0")

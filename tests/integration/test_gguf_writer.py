@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from training.gguf_writer import build_vocab, rope_rows_to_gguf
+from daemon.tools.gguf_writer import build_vocab, rope_rows_to_gguf
 from daemon.engine.native import LlamaError, Model
 from daemon.engine.prompts import MARKERS
 

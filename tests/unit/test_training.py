@@ -14,7 +14,7 @@ from training.data import (Pair, Unit, cut_spans, sentence_pairs, text_units, to
 
 torch = pytest.importorskip("torch", reason="training needs torch (pip install -e .[train])")
 
-from training.gguf_writer import EOS, build_vocab, write_gguf  # noqa: E402
+from daemon.tools.gguf_writer import EOS, build_vocab, write_gguf  # noqa: E402
 from training.model import CONFIGS, IGNORE, LlamaLM, batch_tensors  # noqa: E402
 from training.tokens import CharTokenizer  # noqa: E402
 from training.train import learning_rate, train  # noqa: E402

@@ -212,7 +212,7 @@ def test_every_process_names_its_cuda_device_with_an_index():
 
 
 def test_the_weights_of_the_lowest_held_out_loss_are_kept():
-    from training.gguf_writer import build_vocab
+    from daemon.tools.gguf_writer import build_vocab
     from training.model import CONFIGS, LlamaLM
     from training.train import Best, keep_if_best
 
