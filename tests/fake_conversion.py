@@ -1,6 +1,6 @@
 """An in-memory conversion for the session's state-machine tests (the Conversion interface of
 daemon/converter.py): a table of readings and their candidates; a reading is cut into bunsetsu as `cuts`
-says, else by the longest readings of the table."""
+says, else by the longest readings of the table. FakeReader does the same for reconversion's readings."""
 
 from __future__ import annotations
 
@@ -73,3 +73,14 @@ class FakeConversion:
 
     def text_reader(self):
         return None
+
+
+class FakeReader:
+    """Readings of written text from a table (reconversion's reverse dictionary), once `loaded`; text the table
+    does not know reads as itself."""
+
+    def __init__(self, readings: dict[str, str], loaded: bool = True):
+        self.readings, self.loaded = readings, loaded
+
+    def reading_of(self, text: str) -> str:
+        return self.readings.get(text, text)

@@ -3,10 +3,9 @@
 import pytest
 
 from daemon.converter import Converter
-from daemon.dictionary import TextReader, system_dictionary, system_reader
-from daemon.keys import KeySpec, keyval_of
+from daemon.dictionary import system_dictionary, system_reader
 from daemon.composer import Composer, Slash
-from daemon.config import Action, InputSettings, TablePath
+from daemon.config import InputSettings, TablePath
 from daemon.session_runner import apply_message
 from daemon.phases import Composing, Converting, Empty
 from daemon.session import InputSession
@@ -14,7 +13,7 @@ from daemon.session_settings import SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.session_keys import press, type_text
-from ime_protocol import (CONTROL_MASK, SHIFT_MASK, CandidateItem, Discard, FocusOut, InputPurpose,
+from ime_protocol import (SHIFT_MASK, CandidateItem, Discard, FocusOut, InputPurpose,
                           Reset, SegmentStyle, SurroundingDeletion, SurroundingText)
 
 
@@ -192,73 +191,6 @@ def test_reconversion_without_a_selection_takes_the_word_before_the_cursor(sessi
     assert session.phase.segments[0].reading == "きょうはよいてんき"
     second = press(session, "Down").candidates.items[1].text
     assert press(session, "Return").commit == second
-
-
-def test_cancelling_a_reconversion_puts_the_text_back(session):
-    session.surrounding = SurroundingText("今日は良い天気", 7, 0)
-    press(session, "Henkan")
-    out = press(session, "Escape")
-    assert out.commit == "今日は良い天気" and out.preedit.text == "" and isinstance(session.phase, Empty)
-    # Backspace edits the reading instead; Escape from there puts the text back too.
-    session.surrounding = SurroundingText("天気", 2, 0)
-    press(session, "Henkan")
-    assert press(session, "BackSpace").preedit.text == "てんき"
-    assert press(session, "Escape").commit == "天気"
-    # Discarded (the frontend gave a key to the application instead), it is put back too.
-    session.surrounding = SurroundingText("天気", 2, 0)
-    press(session, "Henkan")
-    assert session.discard().commit == "天気"
-    # A reset (the application's, e.g. a click in the field) commits what is shown, as focus out does.
-    session.surrounding = SurroundingText("天気", 2, 0)
-    press(session, "Henkan")
-    shown = session.current_output().preedit.text
-    assert session.commit_shown().commit == shown
-
-
-def test_reconversion_needs_text_to_reconvert(session):
-    assert not press(session, "Henkan").consumed  # no surrounding text
-    for text, cursor, anchor in [("", 0, 0), ("abc ", 4, 4), ("今日\n明日", 5, 0)]:
-        session.surrounding = SurroundingText(text, cursor, anchor)
-        assert not press(session, "Henkan").consumed and isinstance(session.phase, Empty)
-    session.surrounding = SurroundingText("天気", 2, 0)
-    session.purpose = InputPurpose.PASSWORD
-    assert not press(session, "Henkan").consumed
-
-
-def test_text_whose_reading_is_too_long_to_convert_is_not_reconverted(session):
-    text = "漢" + "\ufdfa" * 200  # ﷺ is 18 characters after NFKC: the reading passes MAX_READING_CHARS
-    session.surrounding = SurroundingText(text, 0, len(text))
-    out = press(session, "Henkan")
-    assert not out.consumed and out.delete_surrounding is None and isinstance(session.phase, Empty)
-    type_text(session, "kanji")  # the session goes on
-    assert isinstance(session.phase, Composing)
-
-
-def test_henkan_still_converts_while_composing(session):
-    session.surrounding = SurroundingText("天気", 2, 2)
-    type_text(session, "kanji")
-    out = press(session, "Henkan")
-    assert out.delete_surrounding is None and session.phase.segments[0].reading == "かんじ"
-
-
-def test_the_reconversion_key_is_configurable(tmp_path):
-    settings = SessionSettings(bindings={**SessionSettings().bindings, Action.RECONVERT: (KeySpec.parse("ctrl+r"),)})
-    system_reader().load()
-    session = InputSession(Converter(dictionary=system_dictionary()), settings)
-    session.surrounding = SurroundingText("天気", 2, 2)
-    assert not press(session, "Henkan").consumed
-    out = session.handle_key(keyval_of("r"), CONTROL_MASK)
-    assert out.consumed and out.delete_surrounding == SurroundingDeletion(2, 0)
-
-
-def test_reconversion_does_not_wait_for_the_reading_index():
-    """Before the warm-up has built it, the key is not taken (it would hold the answer for seconds)."""
-    reader = TextReader()
-    session = InputSession(Converter(dictionary=system_dictionary()), reader=reader)
-    session.surrounding = SurroundingText("天気", 2, 2)
-    assert not press(session, "Henkan").consumed and not reader.loaded
-    reader.load()
-    assert press(session, "Henkan").delete_surrounding == SurroundingDeletion(2, 0)
 
 
 def test_candidates_can_show_where_they_come_from(tmp_path, learning):

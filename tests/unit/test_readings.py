@@ -7,6 +7,7 @@ from daemon.dictionary import system_reader
 from daemon.dictionary.readings import WrittenWord, best_reading
 from daemon.reconversion import MAX_RECONVERTED_CHARS, ReconversionTarget, reconversion, reconversion_target
 from ime_protocol import SurroundingText
+from tests.fake_conversion import FakeReader
 
 
 @pytest.mark.parametrize("text, reading", [
@@ -60,18 +61,8 @@ def test_a_long_run_before_the_cursor_is_cut_to_the_limit():
     assert reconversion_target(text, len(text), len(text)).before == MAX_RECONVERTED_CHARS
 
 
-class ReaderOf:
-    """A text reader that knows a table of readings, once loaded."""
-
-    def __init__(self, readings, loaded=True):
-        self.readings, self.loaded = readings, loaded
-
-    def reading_of(self, text):
-        return self.readings[text]
-
-
 def test_a_reconversion_has_the_targets_reading_and_the_field_without_it():
-    reader = ReaderOf({"今日は良い天気": "きょうはよいてんき"})
+    reader = FakeReader({"今日は良い天気": "きょうはよいてんき"})
     found = reconversion(SurroundingText("メモ: 今日は良い天気。", 11, 11), reader, secret=False)
     assert found.target == ReconversionTarget("今日は良い天気", 7, 0) and found.reading == "きょうはよいてんき"
     assert found.field == SurroundingText("メモ: 。", 4, 4)
@@ -79,7 +70,7 @@ def test_a_reconversion_has_the_targets_reading_and_the_field_without_it():
 
 def test_no_reconversion_in_secret_fields_before_the_index_or_past_the_readings_limit():
     field = SurroundingText("天気", 2, 2)
-    assert reconversion(field, ReaderOf({"天気": "てんき"}), secret=True) is None
-    assert reconversion(field, ReaderOf({"天気": "てんき"}, loaded=False), secret=False) is None
-    assert reconversion(None, ReaderOf({}), secret=False) is None
-    assert reconversion(field, ReaderOf({"天気": "ﷺ" * 100}), secret=False) is None  # 1,800 characters after NFKC
+    assert reconversion(field, FakeReader({"天気": "てんき"}), secret=True) is None
+    assert reconversion(field, FakeReader({"天気": "てんき"}, loaded=False), secret=False) is None
+    assert reconversion(None, FakeReader({}), secret=False) is None
+    assert reconversion(field, FakeReader({"天気": "ﷺ" * 100}), secret=False) is None  # 1,800 characters after NFKC

@@ -1,7 +1,7 @@
 """The session's state machine on an in-memory conversion (tests/fake_conversion.py): phases, segments,
 resizing, the candidate window, learning, typing and transliteration, input modes and their keys, chords, symbol
-styles, password fields and the composition limit, without the dictionary. tests/integration/test_session.py drives the
-same machine with the real dictionary as a regression layer."""
+styles, password fields, the composition limit and reconversion's states, without the dictionary.
+tests/integration/test_session.py drives the same machine with the real dictionary as a regression layer."""
 
 import pytest
 
@@ -13,8 +13,9 @@ from daemon.keys import KeySpec, key_from_event
 from daemon.phases import COMPOSITION_FULL_NOTICE, Composing, Converting, Empty, Predicting, carried_over
 from daemon.session import InputSession
 from daemon.session_settings import SessionSettings, romaji_table_of
-from ime_protocol import CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, InputPurpose, SegmentStyle
-from tests.fake_conversion import FakeConversion
+from ime_protocol import (CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, InputPurpose, SegmentStyle, SurroundingDeletion,
+                          SurroundingText)
+from tests.fake_conversion import FakeConversion, FakeReader
 from tests.session_keys import press, type_text
 
 WORDS = {"きょう": ["今日", "京"], "は": ["は", "葉"], "いい": ["良い", "いい"], "てんき": ["天気", "転機"],
@@ -312,3 +313,79 @@ def test_text_typed_in_a_password_field_stays_secret_when_the_purpose_changes(se
 def session_typing(session, input_settings: InputSettings) -> InputSession:
     """A session on the same conversion whose [input] settings are `input_settings`."""
     return InputSession(session.converter.conversion, SessionSettings(romaji_table=romaji_table_of(input_settings)))
+
+
+# -- reconversion's states, on readings from a table ----------------------------------------------------
+
+READINGS = {"今日は良い天気": "きょうはよいてんき", "天気": "てんき"}
+
+
+@pytest.fixture
+def reconverting(conversion):
+    return InputSession(conversion, reader=FakeReader(READINGS))
+
+
+def test_cancelling_a_reconversion_puts_the_text_back(reconverting):
+    reconverting.surrounding = SurroundingText("今日は良い天気", 7, 0)
+    press(reconverting, "Henkan")
+    out = press(reconverting, "Escape")
+    assert out.commit == "今日は良い天気" and out.preedit.text == "" and isinstance(reconverting.phase, Empty)
+    # Backspace edits the reading instead; Escape from there puts the text back too.
+    reconverting.surrounding = SurroundingText("天気", 2, 0)
+    press(reconverting, "Henkan")
+    assert press(reconverting, "BackSpace").preedit.text == "てんき"
+    assert press(reconverting, "Escape").commit == "天気"
+    # Discarded (the frontend gave a key to the application instead), it is put back too.
+    reconverting.surrounding = SurroundingText("天気", 2, 0)
+    press(reconverting, "Henkan")
+    assert reconverting.discard().commit == "天気"
+    # A reset (the application's, e.g. a click in the field) commits what is shown, as focus out does.
+    reconverting.surrounding = SurroundingText("天気", 2, 0)
+    press(reconverting, "Henkan")
+    shown = reconverting.current_output().preedit.text
+    assert reconverting.commit_shown().commit == shown
+
+
+def test_reconversion_needs_text_to_reconvert(reconverting):
+    assert not press(reconverting, "Henkan").consumed  # no surrounding text
+    for text, cursor, anchor in [("", 0, 0), ("abc ", 4, 4), ("今日\n明日", 5, 0)]:
+        reconverting.surrounding = SurroundingText(text, cursor, anchor)
+        assert not press(reconverting, "Henkan").consumed and isinstance(reconverting.phase, Empty)
+    reconverting.surrounding = SurroundingText("天気", 2, 0)
+    reconverting.purpose = InputPurpose.PASSWORD
+    assert not press(reconverting, "Henkan").consumed
+
+
+def test_text_whose_reading_is_too_long_to_convert_is_not_reconverted(reconverting):
+    text = "漢" + "\ufdfa" * 200  # ﷺ is 18 characters after NFKC: the reading passes MAX_READING_CHARS
+    reconverting.surrounding = SurroundingText(text, 0, len(text))
+    out = press(reconverting, "Henkan")
+    assert not out.consumed and out.delete_surrounding is None and isinstance(reconverting.phase, Empty)
+    type_text(reconverting, "kanji")  # the session goes on
+    assert isinstance(reconverting.phase, Composing)
+
+
+def test_henkan_still_converts_while_composing(reconverting):
+    reconverting.surrounding = SurroundingText("天気", 2, 2)
+    type_text(reconverting, "kanji")
+    out = press(reconverting, "Henkan")
+    assert out.delete_surrounding is None and reconverting.phase.segments[0].reading == "かんじ"
+
+
+def test_the_reconversion_key_is_configurable(conversion):
+    settings = SessionSettings(bindings={**SessionSettings().bindings, Action.RECONVERT: (KeySpec.parse("ctrl+r"),)})
+    reconverting = InputSession(conversion, settings, reader=FakeReader(READINGS))
+    reconverting.surrounding = SurroundingText("天気", 2, 2)
+    assert not press(reconverting, "Henkan").consumed
+    out = reconverting.handle_key(keyval_of("r"), CONTROL_MASK)
+    assert out.consumed and out.delete_surrounding == SurroundingDeletion(2, 0)
+
+
+def test_reconversion_does_not_wait_for_the_reading_index(conversion):
+    """Before the warm-up has built it, the key is not taken (it would hold the answer for seconds)."""
+    reader = FakeReader(READINGS, loaded=False)
+    reconverting = InputSession(conversion, reader=reader)
+    reconverting.surrounding = SurroundingText("天気", 2, 2)
+    assert not press(reconverting, "Henkan").consumed
+    reader.loaded = True
+    assert press(reconverting, "Henkan").delete_surrounding == SurroundingDeletion(2, 0)
