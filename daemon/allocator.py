@@ -55,6 +55,11 @@ def tune_allocator() -> bool:
     if mallopt is None:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return all(mallopt(option, value) for option, value in ((_M_ARENA_MAX, ARENAS),
-                                                            (_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES),
-                                                            (_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)))
+    return all(
+        mallopt(option, value)
+        for option, value in (
+            (_M_ARENA_MAX, ARENAS),
+            (_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES),
+            (_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES),
+        )
+    )

@@ -47,14 +47,23 @@ class CandidateSettings:
     """Candidate lists."""
 
     page_size: int = _setting(9, "Candidates shown per page of the candidate window", bounds=(1, 9))
-    beam_width: int = _setting(DEFAULT_BEAM_WIDTH, "Beam width of the model's search for its own conversions "
-                                                   "(with model_candidates of 2 or more): wider finds more but "
-                                                   "takes longer", bounds=(1, 16))
-    model_candidates: int = _setting(0, "How many of the model's own conversions to offer besides the "
-                                        "dictionary's it reranks (0: rerank only)",
-                                     bounds=(0, 16))
-    show_source: bool = _setting(False, "Show beside each candidate where it came from (learning, user, model, "
-                                        "dictionary, kana, rewriter): to find out why it is where it is")
+    beam_width: int = _setting(
+        DEFAULT_BEAM_WIDTH,
+        "Beam width of the model's search for its own conversions "
+        "(with model_candidates of 2 or more): wider finds more but "
+        "takes longer",
+        bounds=(1, 16),
+    )
+    model_candidates: int = _setting(
+        0,
+        "How many of the model's own conversions to offer besides the dictionary's it reranks (0: rerank only)",
+        bounds=(0, 16),
+    )
+    show_source: bool = _setting(
+        False,
+        "Show beside each candidate where it came from (learning, user, model, "
+        "dictionary, kana, rewriter): to find out why it is where it is",
+    )
 
 
 @dataclass(frozen=True)
@@ -62,22 +71,31 @@ class ConversionSettings:
     """Conversion."""
 
     live: bool = _setting(False, "Live conversion: show the top candidate while typing")
-    context_chars: int = _setting(40, "Characters of text before the cursor that conversion takes as context (the "
-                                      "language models read them all; the neural model the last ten)",
-                                  bounds=(0, MAX_CONTEXT_CHARS))
+    context_chars: int = _setting(
+        40,
+        "Characters of text before the cursor that conversion takes as context (the "
+        "language models read them all; the neural model the last ten)",
+        bounds=(0, MAX_CONTEXT_CHARS),
+    )
     learning: bool = _setting(True, "Learn from committed conversions and rank them first next time")
-    neural_model: bool = _setting(True, "Use the neural conversion model (the model setting); off: the dictionary "
-                                        "and the language model alone, and the model's memory is freed")
+    neural_model: bool = _setting(
+        True,
+        "Use the neural conversion model (the model setting); off: the dictionary "
+        "and the language model alone, and the model's memory is freed",
+    )
 
 
 @dataclass(frozen=True)
 class InputSettings:
     """Typing: the romaji table and what the symbol keys type in the kana modes."""
 
-    romaji_table: TablePath = _setting(TablePath(""), "Romaji table to type with instead of Mozc's (\"\"): an "
-                                                      "absolute or ~/ path to a file in Mozc's format, one "
-                                                      "input<TAB>output[<TAB>pending] rule a line, as AZIK "
-                                                      "tables are")
+    romaji_table: TablePath = _setting(
+        TablePath(""),
+        'Romaji table to type with instead of Mozc\'s (""): an '
+        "absolute or ~/ path to a file in Mozc's format, one "
+        "input<TAB>output[<TAB>pending] rule a line, as AZIK "
+        "tables are",
+    )
     punctuation: Punctuation = _setting(Punctuation.TOUTEN_KUTEN, "What the , and . keys type")
     brackets: Brackets = _setting(Brackets.CORNER, "What the [ and ] keys type")
     slash: Slash = _setting(Slash.MIDDLE_DOT, "What the / key types")
@@ -115,8 +133,10 @@ class KeyBindings:
     characters, each optionally with modifiers (ctrl+space). An empty list [] leaves an action without a key."""
 
     convert: KeyNames = _setting(("space", "Henkan"), "Convert the reading")
-    reconvert: KeyNames = _setting(("Henkan",), "Convert again the selected text, or the word before the cursor, "
-                                                "when nothing is being typed (再変換)")
+    reconvert: KeyNames = _setting(
+        ("Henkan",),
+        "Convert again the selected text, or the word before the cursor, when nothing is being typed (再変換)",
+    )
     commit: KeyNames = _setting(("Return", "KP_Enter"), "Commit the preedit")
     cancel: KeyNames = _setting(("Escape",), "Cancel the conversion, or clear the reading")
     backspace: KeyNames = _setting(("BackSpace",), "Delete the character before the cursor")
@@ -132,8 +152,9 @@ class KeyBindings:
     input_off: KeyNames = _setting(("Muhenkan",), "Switch Japanese input off (when nothing is being typed)")
     to_hiragana: KeyNames = _setting(("F6",), "Turn the reading (or the focused segment) into hiragana")
     to_katakana: KeyNames = _setting(("F7",), "Turn the reading (or the focused segment) into katakana")
-    to_halfwidth_katakana: KeyNames = _setting(("F8",), "Turn the reading (or the focused segment) into "
-                                                        "half-width katakana")
+    to_halfwidth_katakana: KeyNames = _setting(
+        ("F8",), "Turn the reading (or the focused segment) into half-width katakana"
+    )
     to_fullwidth_ascii: KeyNames = _setting(("F9",), "Turn the reading into the typed letters, full-width")
     to_halfwidth_ascii: KeyNames = _setting(("F10",), "Turn the reading into the typed letters (ASCII)")
 
@@ -164,16 +185,17 @@ def _schema_fields(owner: type, prefix: str = "") -> Iterator[Setting]:
         if isinstance(kind, type) and is_dataclass(kind):
             yield from _schema_fields(kind, f"{prefix}{entry.name}.")
         else:
-            yield Setting(prefix + entry.name, kind, entry.default, entry.metadata["comment"],
-                          entry.metadata["bounds"])
+            yield Setting(prefix + entry.name, kind, entry.default, entry.metadata["comment"], entry.metadata["bounds"])
 
 
 SCHEMA: dict[str, Setting] = {setting.key: setting for setting in _schema_fields(Config)}
-SECTIONS: dict[str, type] = {name: kind for name, kind in typing.get_type_hints(Config).items()
-                             if isinstance(kind, type) and is_dataclass(kind)}
+SECTIONS: dict[str, type] = {
+    name: kind for name, kind in typing.get_type_hints(Config).items() if isinstance(kind, type) and is_dataclass(kind)
+}
 
 
 # -- validation -----------------------------------------------------------------------------------
+
 
 def _check_int(setting: Setting, value: Any) -> int:
     assert setting.bounds is not None  # every int setting declares its bounds
@@ -242,7 +264,11 @@ def _check_choice(setting: Setting, value: Any) -> StrEnum:
 
 
 _CHECKS: dict[Any, Callable[[Setting, Any], Any]] = {
-    int: _check_int, bool: _check_bool, str: _check_text, KeyNames: _check_key_names, TablePath: _check_table_path,
+    int: _check_int,
+    bool: _check_bool,
+    str: _check_text,
+    KeyNames: _check_key_names,
+    TablePath: _check_table_path,
 }
 
 
@@ -264,19 +290,26 @@ def _flatten(config: Config) -> dict[str, Any]:
 
 def _build(values: dict[str, Any], owner: type = Config, prefix: str = "") -> Any:
     hints = typing.get_type_hints(owner)
-    return owner(**{
-        entry.name: (_build(values, hints[entry.name], f"{prefix}{entry.name}.")
-                     if is_dataclass(hints[entry.name]) else values[prefix + entry.name])
-        for entry in fields(owner)
-    })
+    return owner(
+        **{
+            entry.name: (
+                _build(values, hints[entry.name], f"{prefix}{entry.name}.")
+                if is_dataclass(hints[entry.name])
+                else values[prefix + entry.name]
+            )
+            for entry in fields(owner)
+        }
+    )
 
 
-def _apply_setting(key: str, value: Any, values: dict[str, Any], old_values: dict[str, Any],
-                   problems: list[str]) -> None:
+def _apply_setting(
+    key: str, value: Any, values: dict[str, Any], old_values: dict[str, Any], problems: list[str]
+) -> None:
     setting = SCHEMA.get(key)
     if setting is None:
-        problems.append(f"unknown section [{key}], ignored" if isinstance(value, dict)
-                        else f"unknown setting {key!r}, ignored")
+        problems.append(
+            f"unknown section [{key}], ignored" if isinstance(value, dict) else f"unknown setting {key!r}, ignored"
+        )
         return
     try:
         values[key] = check_value(setting, value)
@@ -306,13 +339,15 @@ def parse_config(text: str, previous: Config | None = None) -> tuple[Config, lis
             for inner_name, inner_value in value.items():
                 _apply_setting(f"{name}.{inner_name}", inner_value, values, old_values, problems)
         else:
-            problems.append(f"{name} = {_toml_value(value)}: expected a [{name}] table; "
-                            f"keeping the previous [{name}] settings")
+            problems.append(
+                f"{name} = {_toml_value(value)}: expected a [{name}] table; keeping the previous [{name}] settings"
+            )
             values.update((key, old) for key, old in old_values.items() if key.startswith(f"{name}."))
     return _build(values), problems
 
 
 # -- rendering ------------------------------------------------------------------------------------
+
 
 def _toml_value(value: Any) -> str:
     """TOML for the setting types; also how problem messages quote whatever a file contained."""
@@ -357,6 +392,7 @@ def render_config(config: Config | None = None) -> str:
 
 
 # -- changes from a settings page ------------------------------------------------------------------
+
 
 def setting_literals(config: Config) -> dict[str, str]:
     """Every setting of `config` as the TOML literal the file would hold, by dotted name."""
@@ -426,6 +462,7 @@ def with_changes(text: str, changes: dict[str, Any]) -> str:
 
 # -- files ----------------------------------------------------------------------------------------
 
+
 def config_path() -> Path:
     """$XDG_CONFIG_HOME/tsuzuri/config.toml, or ~/.config/tsuzuri/config.toml."""
     return xdg_base_dir("XDG_CONFIG_HOME", ".config") / APP_DIRECTORY / CONFIG_FILE_NAME
@@ -479,6 +516,7 @@ class ConfigStore:
         try:
             tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"{self.path} is not valid TOML ({error}): correct or remove it; nothing changed") \
-                from None
+            raise ValueError(
+                f"{self.path} is not valid TOML ({error}): correct or remove it; nothing changed"
+            ) from None
         atomic_write_bytes(self.path, with_changes(text, changes).encode("utf-8"))

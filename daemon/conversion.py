@@ -40,9 +40,10 @@ class ConversionCandidate:
 
 class Effort(Enum):
     """How much a conversion may spend, by what it is for."""
+
     KEYSTROKE = "keystroke"  # live conversion, on every key: the dictionary's N-best rescored by the LM
-    SEGMENT = "segment"      # one segment of a sentence: also paths of the lattice search; not the model
-    SENTENCE = "sentence"    # a whole reading on Space: the lattice search and the neural model too
+    SEGMENT = "segment"  # one segment of a sentence: also paths of the lattice search; not the model
+    SENTENCE = "sentence"  # a whole reading on Space: the lattice search and the neural model too
 
     @property
     def searches_lattice(self) -> bool:
@@ -55,9 +56,10 @@ class Effort(Enum):
 
 class PersonalData(Enum):
     """Which of the user's own data a conversion may read."""
-    ALL = "all"                # learning history and user dictionary
+
+    ALL = "all"  # learning history and user dictionary
     NO_HISTORY = "no-history"  # a secret field: its conversions neither read nor feed what was learned
-    NONE = "none"              # a caller that is not the user's own session: nothing that reveals the user
+    NONE = "none"  # a caller that is not the user's own session: nothing that reveals the user
 
 
 # Longest reading converted, counted after NFKC (one typed character can expand to 18). The session's
@@ -82,19 +84,29 @@ def clean_reading(reading: str) -> str:
     return cleaned
 
 
-
-
 class Conversion(Protocol):
     """What an input session asks of conversion (as Mozc's session converter interface): the real Converter
     below, or an in-memory fake in the state machine's tests."""
 
-    def candidates(self, reading: str, context: str = "", n: int = 10, session: ModelSession | None = None,
-                   personal: PersonalData = PersonalData.ALL,
-                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]: ...
+    def candidates(
+        self,
+        reading: str,
+        context: str = "",
+        n: int = 10,
+        session: ModelSession | None = None,
+        personal: PersonalData = PersonalData.ALL,
+        effort: Effort = Effort.SENTENCE,
+    ) -> list[ConversionCandidate]: ...
 
-    def timely_candidates(self, model_wait_s: float, reading: str, context: str = "", n: int = 10,
-                          session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL
-                          ) -> tuple[list[ConversionCandidate], bool]: ...
+    def timely_candidates(
+        self,
+        model_wait_s: float,
+        reading: str,
+        context: str = "",
+        n: int = 10,
+        session: ModelSession | None = None,
+        personal: PersonalData = PersonalData.ALL,
+    ) -> tuple[list[ConversionCandidate], bool]: ...
 
     def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]: ...
 

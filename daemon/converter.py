@@ -16,13 +16,19 @@ from collections.abc import Callable, Hashable, Sequence
 
 from daemon.allocator import release_free_memory
 from daemon.computed_once import ComputedOnce
-from daemon.conversion import (CandidateSource, ConversionCandidate, Effort, PersonalData,
-                               clean_reading, unique_texts)
+from daemon.conversion import CandidateSource, ConversionCandidate, Effort, PersonalData, clean_reading, unique_texts
 from daemon.dictionary import DictionaryUnavailable, SystemDictionary, TextReader, system_reader
 from daemon.engine import Engine, EngineUnavailable, ModelSession, ModelState
 from daemon.kana import to_hiragana, to_katakana
-from daemon.lm import (CharNgramLM, Features, floored_model_scores, likely_and_unlikely,
-                       model_can_change_the_choice, model_has_a_say, weights_for)
+from daemon.lm import (
+    CharNgramLM,
+    Features,
+    floored_model_scores,
+    likely_and_unlikely,
+    model_can_change_the_choice,
+    model_has_a_say,
+    weights_for,
+)
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
 from daemon.rewriters import rewrite_candidates
 from daemon.userdata.learning import LearningHistory
@@ -65,20 +71,38 @@ _KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]")
 
 def context_hits(text: str, context: str) -> int:
     """How many distinct kanji and distinct bigrams (other than all-kana ones) of `text` occur in `context`."""
-    bigrams = {text[i:i + 2] for i in range(len(text) - 1)}
-    return (sum(1 for bigram in bigrams if not _KANA_ONLY.fullmatch(bigram) and bigram in context)
-            + sum(1 for ch in set(text) if _KANJI.match(ch) and ch in context))
+    bigrams = {text[i : i + 2] for i in range(len(text) - 1)}
+    return sum(1 for bigram in bigrams if not _KANA_ONLY.fullmatch(bigram) and bigram in context) + sum(
+        1 for ch in set(text) if _KANJI.match(ch) and ch in context
+    )
 
 
-def candidate_features(candidates: list[ConversionCandidate], lm_scores: list[float], reading: str, context: str,
-                       model_scores: list[float] | None = None) -> list[Features]:
+def candidate_features(
+    candidates: list[ConversionCandidate],
+    lm_scores: list[float],
+    reading: str,
+    context: str,
+    model_scores: list[float] | None = None,
+) -> list[Features]:
     """What the rescoring weighs for each candidate of the pool, in the pool's order (the model's scores
     only where it has a say)."""
-    model = ([0.0] * len(candidates) if not model_scores or not model_has_a_say(reading, context)
-             else floored_model_scores(model_scores))
-    return [Features(cost=(c.cost or 0) / 1000, lm=lm_score, chars=len(c.text), morphemes=c.morphemes, rank=rank,
-                     context=context_hits(c.text, context), model=m)
-            for rank, (c, lm_score, m) in enumerate(zip(candidates, lm_scores, model))]
+    model = (
+        [0.0] * len(candidates)
+        if not model_scores or not model_has_a_say(reading, context)
+        else floored_model_scores(model_scores)
+    )
+    return [
+        Features(
+            cost=(c.cost or 0) / 1000,
+            lm=lm_score,
+            chars=len(c.text),
+            morphemes=c.morphemes,
+            rank=rank,
+            context=context_hits(c.text, context),
+            model=m,
+        )
+        for rank, (c, lm_score, m) in enumerate(zip(candidates, lm_scores, model))
+    ]
 
 
 def spellings(dictionary: SystemDictionary | None, reading: str) -> list[tuple[int, int, str]]:
@@ -102,10 +126,17 @@ T = TypeVar("T")
 class Converter:
     """Merges the sources; each one is optional (a missing model means dictionary-only service)."""
 
-    def __init__(self, dictionary: SystemDictionary | None = None, engine: Engine | None = None,
-                 user_dictionary: UserDictionary | None = None, learning: LearningHistory | None = None,
-                 model_candidates: int = 0, clock: Callable[[], datetime] = datetime.now,
-                 constrain_model: bool = False, language_model: CharNgramLM | None = None):
+    def __init__(
+        self,
+        dictionary: SystemDictionary | None = None,
+        engine: Engine | None = None,
+        user_dictionary: UserDictionary | None = None,
+        learning: LearningHistory | None = None,
+        model_candidates: int = 0,
+        clock: Callable[[], datetime] = datetime.now,
+        constrain_model: bool = False,
+        language_model: CharNgramLM | None = None,
+    ):
         self.dictionary = dictionary
         self.engine = engine
         self.user_dictionary = user_dictionary
@@ -139,25 +170,45 @@ class Converter:
             return self.engine
         return None
 
-    def candidates(self, reading: str, context: str = "", n: int = 10,
-                   session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL,
-                   effort: Effort = Effort.SENTENCE) -> list[ConversionCandidate]:
+    def candidates(
+        self,
+        reading: str,
+        context: str = "",
+        n: int = 10,
+        session: ModelSession | None = None,
+        personal: PersonalData = PersonalData.ALL,
+        effort: Effort = Effort.SENTENCE,
+    ) -> list[ConversionCandidate]:
         """Candidates for a kana reading, best first. `personal` says which of the user's data may be
         read; `effort` says which sources are worth their time.
         At most `n` come from the system dictionary; the other sources add theirs. Raises ReadingTooLong."""
         return self._candidates(reading, context, n, session, personal, effort, None)[0]
 
-    def timely_candidates(self, model_wait_s: float, reading: str, context: str = "", n: int = 10,
-                          session: ModelSession | None = None, personal: PersonalData = PersonalData.ALL
-                          ) -> tuple[list[ConversionCandidate], bool]:
+    def timely_candidates(
+        self,
+        model_wait_s: float,
+        reading: str,
+        context: str = "",
+        n: int = 10,
+        session: ModelSession | None = None,
+        personal: PersonalData = PersonalData.ALL,
+    ) -> tuple[list[ConversionCandidate], bool]:
         """A whole reading's candidates (Effort.SENTENCE) without waiting long for the neural model: ranked with
         it if its ranking is done (made in advance) or under way and done within `model_wait_s` seconds, else
         without it, and the model's is not started; and whether the model's ranking is still to come (a
         `candidates` call gives it)."""
         return self._candidates(reading, context, n, session, personal, Effort.SENTENCE, model_wait_s)
 
-    def _candidates(self, reading: str, context: str, n: int, session: ModelSession | None, personal: PersonalData,
-                    effort: Effort, model_wait_s: float | None) -> tuple[list[ConversionCandidate], bool]:
+    def _candidates(
+        self,
+        reading: str,
+        context: str,
+        n: int,
+        session: ModelSession | None,
+        personal: PersonalData,
+        effort: Effort,
+        model_wait_s: float | None,
+    ) -> tuple[list[ConversionCandidate], bool]:
         reading = to_hiragana(clean_reading(reading))
         if not reading:
             return [], False
@@ -166,8 +217,9 @@ class Converter:
         suppressed: set[str] = set()
         with self._userdata_lock:
             if self.learning is not None and personal is PersonalData.ALL:
-                merged += [ConversionCandidate(text, CandidateSource.LEARNING)
-                           for text in self.learning.ranked(reading)]
+                merged += [
+                    ConversionCandidate(text, CandidateSource.LEARNING) for text in self.learning.ranked(reading)
+                ]
             if self.user_dictionary is not None and personal is not PersonalData.NONE:
                 for entry in self.user_dictionary.lookup(reading):
                     if entry.suppresses:
@@ -181,8 +233,10 @@ class Converter:
             model_to_come = ranked is None
             use_model = not model_to_come
         if ranked is None:
-            ranked = self._ranked.get(self._ranking_key(reading, context, n, effort, use_model),
-                                      lambda: self._rank(reading, context, n, session, effort, use_model))
+            ranked = self._ranked.get(
+                self._ranking_key(reading, context, n, effort, use_model),
+                lambda: self._rank(reading, context, n, session, effort, use_model),
+            )
         return self._finished(merged + list(ranked.ahead), reading, suppressed, ranked.behind), model_to_come
 
     def _ranking_key(self, reading: str, context: str, n: int, effort: Effort, use_model: bool) -> Hashable:
@@ -191,8 +245,9 @@ class Converter:
         status = self.engine.status if self.engine is not None else None
         return (reading, context, n, effort, use_model, status, self.model_candidates, self.constrain_model)
 
-    def _rank(self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort,
-              use_model: bool) -> Ranking:
+    def _rank(
+        self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort, use_model: bool
+    ) -> Ranking:
         """The model's, the dictionary's and the lattice search's candidates, ranked (no user data)."""
         try:
             return self._ranking(reading, context, n, session, effort, use_model)
@@ -200,8 +255,9 @@ class Converter:
             if len(reading) >= RELEASE_MEMORY_READING_CHARS:
                 release_free_memory()
 
-    def _ranking(self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort,
-                 use_model: bool) -> Ranking:
+    def _ranking(
+        self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort, use_model: bool
+    ) -> Ranking:
         model = self._model(reading, context, session) if use_model else []
         if self.language_model is not None:
             language_model = self.language_model
@@ -210,24 +266,38 @@ class Converter:
                 return self._pool_to_rescore(language_model, reading, context, n, effort)
 
             # Only the effort the model has a say in ranks one pool twice; a keystroke's pool is used once.
-            pool = (self._sentence_pools.get((reading, context, n), rescoring_pool) if effort.uses_model
-                    else rescoring_pool())
+            pool = (
+                self._sentence_pools.get((reading, context, n), rescoring_pool)
+                if effort.uses_model
+                else rescoring_pool()
+            )
             likely, unlikely = self._rescored(reading, context, pool, session, use_model)
             # The list holds the n best rescored and the dictionary's own first n; the model's conversions (if
             # asked for) come right after the best one, the unlikely ones only after the kana forms and rewriters.
             shown = unique_texts((likely + unlikely)[:n] + list(pool.dictionary[:n]))
             further_back = {c.text for c in unlikely}
-            return Ranking(tuple(shown[:1] + model + [c for c in shown[1:] if c.text not in further_back]),
-                           tuple(c for c in shown if c.text in further_back))
+            return Ranking(
+                tuple(shown[:1] + model + [c for c in shown[1:] if c.text not in further_back]),
+                tuple(c for c in shown if c.text in further_back),
+            )
         return Ranking(tuple(model + self._dictionary(reading, n)), ())
 
-    def _finished(self, merged: list[ConversionCandidate], reading: str, suppressed: set[str],
-                  last: Sequence[ConversionCandidate] = ()) -> list[ConversionCandidate]:
+    def _finished(
+        self,
+        merged: list[ConversionCandidate],
+        reading: str,
+        suppressed: set[str],
+        last: Sequence[ConversionCandidate] = (),
+    ) -> list[ConversionCandidate]:
         """The merged sources, then kana and rewriters, then `last`, without duplicates or suppressed words."""
-        merged = merged + [ConversionCandidate(reading, CandidateSource.KANA, "ひらがな"),
-                           ConversionCandidate(to_katakana(reading), CandidateSource.KANA, "カタカナ")]
-        merged += [ConversionCandidate(r.text, CandidateSource.REWRITER, r.annotation)
-                   for r in rewrite_candidates(reading, now=self.clock())]
+        merged = merged + [
+            ConversionCandidate(reading, CandidateSource.KANA, "ひらがな"),
+            ConversionCandidate(to_katakana(reading), CandidateSource.KANA, "カタカナ"),
+        ]
+        merged += [
+            ConversionCandidate(r.text, CandidateSource.REWRITER, r.annotation)
+            for r in rewrite_candidates(reading, now=self.clock())
+        ]
         return unique_texts(c for c in merged + list(last) if c.text not in suppressed)
 
     def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]:
@@ -257,12 +327,17 @@ class Converter:
         found: list[ConversionCandidate] = []
         if self.user_dictionary is not None:
             with self._userdata_lock:
-                found += [ConversionCandidate(e.surface, CandidateSource.USER, e.reading)
-                          for e in self.user_dictionary.lookup_prefix(prefix) if not e.suppresses]
+                found += [
+                    ConversionCandidate(e.surface, CandidateSource.USER, e.reading)
+                    for e in self.user_dictionary.lookup_prefix(prefix)
+                    if not e.suppresses
+                ]
         if self.dictionary is not None:
             try:
-                found += [ConversionCandidate(w.surface, CandidateSource.DICTIONARY, w.reading)
-                          for w in self.dictionary.predict(prefix, n)]
+                found += [
+                    ConversionCandidate(w.surface, CandidateSource.DICTIONARY, w.reading)
+                    for w in self.dictionary.predict(prefix, n)
+                ]
             except DictionaryUnavailable:
                 pass
         return unique_texts(found)[:n]
@@ -315,8 +390,9 @@ class Converter:
             return []
         return [ConversionCandidate(c.text, CandidateSource.MODEL) for c in found]
 
-    def _pool_to_rescore(self, language_model: CharNgramLM, reading: str, context: str, n: int,
-                         effort: Effort) -> RescoringPool:
+    def _pool_to_rescore(
+        self, language_model: CharNgramLM, reading: str, context: str, n: int, effort: Effort
+    ) -> RescoringPool:
         """The candidates `effort` rescores and their language model scores."""
         top = KEYSTROKE_RESCORED_TOP if effort is Effort.KEYSTROKE else RESCORED_TOP
         dictionary = self._dictionary(reading, max(n, top))
@@ -324,8 +400,9 @@ class Converter:
         lm_scores = language_model.score([c.text for c in pool], context) if pool else []
         return RescoringPool(tuple(dictionary), tuple(pool), tuple(lm_scores))
 
-    def _rescored(self, reading: str, context: str, rescoring: RescoringPool, session: ModelSession | None,
-                  use_model: bool) -> tuple[list[ConversionCandidate], list[ConversionCandidate]]:
+    def _rescored(
+        self, reading: str, context: str, rescoring: RescoringPool, session: ModelSession | None, use_model: bool
+    ) -> tuple[list[ConversionCandidate], list[ConversionCandidate]]:
         """The pool best first, cut into the likely candidates and the unlikely ones
         (rescoring.likely_and_unlikely)."""
         top, lm_scores = list(rescoring.pool), list(rescoring.lm_scores)
@@ -355,20 +432,24 @@ class Converter:
     def _lattice_paths(self, reading: str, context: str) -> list[ConversionCandidate]:
         """The best paths of a search over the dictionary's lattice with the language model in its score:
         the combinations MeCab's N-best (by dictionary cost alone) leaves out of long readings."""
-        if (self.dictionary is None or self.language_model is None
-                or not LATTICE_MIN_READING_CHARS <= len(reading) <= LATTICE_MAX_READING_CHARS):
+        if (
+            self.dictionary is None
+            or self.language_model is None
+            or not LATTICE_MIN_READING_CHARS <= len(reading) <= LATTICE_MAX_READING_CHARS
+        ):
             return []
         try:
             lattice = self.dictionary.lattice(reading, WORDS_PER_READING)
         except DictionaryUnavailable:
             return []
-        return [ConversionCandidate(path.text, CandidateSource.DICTIONARY, cost=path.cost,
-                                    morphemes=path.morphemes)
-                for path in best_paths(lattice, self.language_model,
-                                       weights_for(reading, context, False), context, LATTICE_PATHS)]
+        return [
+            ConversionCandidate(path.text, CandidateSource.DICTIONARY, cost=path.cost, morphemes=path.morphemes)
+            for path in best_paths(
+                lattice, self.language_model, weights_for(reading, context, False), context, LATTICE_PATHS
+            )
+        ]
 
-    def _model_scores(self, reading: str, context: str, session: ModelSession | None,
-                      texts: list[str]) -> list[float]:
+    def _model_scores(self, reading: str, context: str, session: ModelSession | None, texts: list[str]) -> list[float]:
         if self.engine is None:
             return []
         try:
@@ -380,9 +461,12 @@ class Converter:
         if self.dictionary is None:
             return []
         try:
-            return [ConversionCandidate(c.text, CandidateSource.DICTIONARY, cost=c.cost,
-                                        morphemes=sum(len(b.morphemes) for b in c.segments))
-                    for c in self.dictionary.convert(reading, n)]
+            return [
+                ConversionCandidate(
+                    c.text, CandidateSource.DICTIONARY, cost=c.cost, morphemes=sum(len(b.morphemes) for b in c.segments)
+                )
+                for c in self.dictionary.convert(reading, n)
+            ]
         except DictionaryUnavailable:
             return []
 
@@ -391,6 +475,7 @@ class Converter:
 class RescoringPool:
     """What a ranking rescores: the dictionary's own N-best, the pool (its top and the lattice search's best
     paths) and the pool's language model scores."""
+
     dictionary: tuple[ConversionCandidate, ...]
     pool: tuple[ConversionCandidate, ...]
     lm_scores: tuple[float, ...]
@@ -400,5 +485,6 @@ class RescoringPool:
 class Ranking:
     """The shared sources' candidates for one reading: those ahead of the kana forms and rewriters, and the
     unlikely ones behind them."""
+
     ahead: tuple[ConversionCandidate, ...]
     behind: tuple[ConversionCandidate, ...]

@@ -20,6 +20,9 @@ class CallError(Exception):
 
 def check_same_user(caller_uid: int, daemon_uid: int) -> None:
     if caller_uid != daemon_uid:
-        raise CallError(ERROR_ACCESS_DENIED, "only the user the daemon runs as may open sessions, reload its "
-                                             "configuration, or read or change its user dictionary and "
-                                             "learning history")
+        raise CallError(
+            ERROR_ACCESS_DENIED,
+            "only the user the daemon runs as may open sessions, reload its "
+            "configuration, or read or change its user dictionary and "
+            "learning history",
+        )

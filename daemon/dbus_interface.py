@@ -75,18 +75,22 @@ class Interface:
 
 def introspection_xml(interfaces: tuple[Interface, ...]) -> str:
     """The Introspect answer for an object offering `interfaces`."""
-    lines = ['<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"',
-             ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">', "<node>"]
+    lines = [
+        '<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"',
+        ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">',
+        "<node>",
+    ]
     for interface in interfaces:
         lines.append(f" <interface name={quoteattr(interface.name)}>")
         for method in interface.methods:
             args = [_arg(arg, "in") for arg in method.inputs] + [_arg(arg, "out") for arg in method.outputs]
             lines.append(f"  <method name={quoteattr(method.name)}>{''.join(args)}</method>")
         for prop in interface.properties:
-            lines.append(f"  <property name={quoteattr(prop.name)} type={quoteattr(prop.signature)} access=\"read\"/>")
+            lines.append(f'  <property name={quoteattr(prop.name)} type={quoteattr(prop.signature)} access="read"/>')
         for signal in interface.signals:
-            signal_args = "".join(f"<arg name={quoteattr(arg.name)} type={quoteattr(arg.signature)}/>"
-                                  for arg in signal.args)
+            signal_args = "".join(
+                f"<arg name={quoteattr(arg.name)} type={quoteattr(arg.signature)}/>" for arg in signal.args
+            )
             lines.append(f"  <signal name={quoteattr(signal.name)}>{signal_args}</signal>")
         lines.append(" </interface>")
     lines.append("</node>")
@@ -94,4 +98,4 @@ def introspection_xml(interfaces: tuple[Interface, ...]) -> str:
 
 
 def _arg(arg: Arg, direction: str) -> str:
-    return f"<arg name={quoteattr(arg.name)} type={quoteattr(arg.signature)} direction=\"{direction}\"/>"
+    return f'<arg name={quoteattr(arg.name)} type={quoteattr(arg.signature)} direction="{direction}"/>'

@@ -8,10 +8,17 @@ from daemon.kana import is_kana, to_hiragana, to_katakana
 # ASCII → full-width as Mozc writes it: the U+FF01.. block, except where Japanese text uses other
 # characters (its halfwidthascii-fullwidthascii table): quotes are ’ ”, backslash is ￥, tilde is 〜.
 _FULLWIDTH_ASCII = {chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)} | {
-    " ": "\u3000", '"': "”", "'": "’", "-": "−", "\\": "￥", "~": "〜"}
+    " ": "\u3000",
+    '"': "”",
+    "'": "’",
+    "-": "−",
+    "\\": "￥",
+    "~": "〜",
+}
 # Narrowing also accepts the plain U+FF01.. forms that Mozc's widening avoids (＂ ＇ － ＼ ～).
 _HALFWIDTH_ASCII = {chr(c + 0xFEE0): chr(c) for c in range(0x21, 0x7F)} | {
-    wide: narrow for narrow, wide in _FULLWIDTH_ASCII.items()}
+    wide: narrow for narrow, wide in _FULLWIDTH_ASCII.items()
+}
 
 # Half-width katakana ｡ (U+FF61) .. ﾟ (U+FF9F) are compatibility forms of full-width kana and punctuation;
 # their voiced marks ﾞ ﾟ stand for the combining marks U+3099/U+309A and for the spacing ゛ ゜.
@@ -48,8 +55,9 @@ def to_halfwidth_katakana(text: str) -> str:
     """F8 and half-width katakana mode: kana → half-width katakana (ガ → ｶﾞ), and Japanese punctuation
     and full-width ASCII to their half-width forms. Kana without one (ヮ ヰ ヱ ヵ ヶ) are kept."""
     # Decomposing splits a voiced kana into its base and mark, each of which has a half-width form.
-    return "".join(unicodedata.normalize("NFD", ch) if is_kana(ch) else ch
-                   for ch in to_katakana(text)).translate(_NARROW)
+    return "".join(unicodedata.normalize("NFD", ch) if is_kana(ch) else ch for ch in to_katakana(text)).translate(
+        _NARROW
+    )
 
 
 def to_fullwidth_katakana(text: str) -> str:

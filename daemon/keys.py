@@ -8,13 +8,39 @@ from ime_protocol import COMMAND_MODIFIERS, CONTROL_MASK, RELEASE_MASK, SHIFT_MA
 
 # keysym → name (X11 names, as used in the configuration's key bindings)
 KEYSYM_NAMES = {
-    0xFF08: "BackSpace", 0xFF09: "Tab", 0xFF0D: "Return", 0xFF1B: "Escape", 0xFFFF: "Delete",
-    0xFF50: "Home", 0xFF51: "Left", 0xFF52: "Up", 0xFF53: "Right", 0xFF54: "Down",
-    0xFF55: "Page_Up", 0xFF56: "Page_Down", 0xFF57: "End", 0xFF8D: "KP_Enter",
-    0xFF21: "Kanji", 0xFF22: "Muhenkan", 0xFF23: "Henkan", 0xFF24: "Romaji", 0xFF27: "Hiragana_Katakana",
-    0xFF2A: "Zenkaku_Hankaku", 0xFF28: "Zenkaku", 0xFF29: "Hankaku",
-    0xFFBE: "F1", 0xFFBF: "F2", 0xFFC0: "F3", 0xFFC1: "F4", 0xFFC2: "F5", 0xFFC3: "F6", 0xFFC4: "F7",
-    0xFFC5: "F8", 0xFFC6: "F9", 0xFFC7: "F10", 0x0020: "space",
+    0xFF08: "BackSpace",
+    0xFF09: "Tab",
+    0xFF0D: "Return",
+    0xFF1B: "Escape",
+    0xFFFF: "Delete",
+    0xFF50: "Home",
+    0xFF51: "Left",
+    0xFF52: "Up",
+    0xFF53: "Right",
+    0xFF54: "Down",
+    0xFF55: "Page_Up",
+    0xFF56: "Page_Down",
+    0xFF57: "End",
+    0xFF8D: "KP_Enter",
+    0xFF21: "Kanji",
+    0xFF22: "Muhenkan",
+    0xFF23: "Henkan",
+    0xFF24: "Romaji",
+    0xFF27: "Hiragana_Katakana",
+    0xFF2A: "Zenkaku_Hankaku",
+    0xFF28: "Zenkaku",
+    0xFF29: "Hankaku",
+    0xFFBE: "F1",
+    0xFFBF: "F2",
+    0xFFC0: "F3",
+    0xFFC1: "F4",
+    0xFFC2: "F5",
+    0xFFC3: "F6",
+    0xFFC4: "F7",
+    0xFFC5: "F8",
+    0xFFC6: "F9",
+    0xFFC7: "F10",
+    0x0020: "space",
 }
 NAME_KEYSYMS = {name: keysym for keysym, name in KEYSYM_NAMES.items()}
 
@@ -55,6 +81,7 @@ _MODIFIER_PREFIXES = {"ctrl": "control", "control": "control", "shift": "shift",
 class KeySpec:
     """A key binding. With modifiers ("ctrl+space") it matches that chord only; a plain name ("space")
     matches the key with any modifiers, and gives way to a chord that matches more exactly."""
+
     name: str
     control: bool = False
     shift: bool = False

@@ -38,9 +38,14 @@ class DaemonParts:
         dictionary = system_dictionary()
         engine = Engine(n_threads=config.threads, beam_width=config.candidates.beam_width)
         learning, user_dictionary = LearningHistory(), UserDictionary()
-        converter = Converter(dictionary=dictionary, engine=engine, user_dictionary=user_dictionary,
-                              learning=learning, model_candidates=config.candidates.model_candidates,
-                              language_model=load_language_model())
+        converter = Converter(
+            dictionary=dictionary,
+            engine=engine,
+            user_dictionary=user_dictionary,
+            learning=learning,
+            model_candidates=config.candidates.model_candidates,
+            language_model=load_language_model(),
+        )
         return cls(dictionary, engine, learning, user_dictionary, converter)
 
     @property

@@ -16,8 +16,17 @@ from daemon.composer import Transliteration
 from daemon.conversion import MAX_READING_CHARS, CandidateSource, ConversionCandidate
 from daemon.forms import to_fullwidth_katakana, to_halfwidth_katakana
 from daemon.kana import to_hiragana
-from ime_protocol import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_SHORT_TEXT_CHARS,
-                          MAX_TEXT_CHARS, CandidateItem, CandidateWindow, PreeditSegment, SegmentStyle)
+from ime_protocol import (
+    MAX_ANNOTATION_CHARS,
+    MAX_CANDIDATE_CHARS,
+    MAX_CANDIDATES,
+    MAX_SHORT_TEXT_CHARS,
+    MAX_TEXT_CHARS,
+    CandidateItem,
+    CandidateWindow,
+    PreeditSegment,
+    SegmentStyle,
+)
 
 if TYPE_CHECKING:
     from daemon.composer import Composer
@@ -35,7 +44,7 @@ def carried_over(converted: str, improvement: tuple[str, str] | None) -> str:
     advance improved on (`improvement`: that conversion, the better text), the better text in its place, so
     that the next key does not put back what was improved on; else the conversion itself."""
     if improvement is not None and improvement[0] and converted.startswith(improvement[0]):
-        return improvement[1] + converted[len(improvement[0]):]
+        return improvement[1] + converted[len(improvement[0]) :]
     return converted
 
 
@@ -87,8 +96,11 @@ class Composing:
             return False
         better = candidates[0].text
         settled = self.settled
-        converted = settled.converted if settled is not None and (settled.reading, settled.context) == (
-            reading, context) else None
+        converted = (
+            settled.converted
+            if settled is not None and (settled.reading, settled.context) == (reading, context)
+            else None
+        )
         if converted is not None:
             self.improvement = (converted, better)
         self.settled = LiveSettled(reading, context, converted, better)
@@ -130,6 +142,7 @@ class Segment:
 class PendingImprovement:
     """A conversion Space answered without waiting for the neural model: its segment, and the call that ranks
     its reading with the model's say (done in advance, under way, or made by the call)."""
+
     segment: Segment
     convert: Callable[[], list[ConversionCandidate]]
 
@@ -165,8 +178,13 @@ class Converting:
         segment is still the only one and the user has neither moved from its first candidate nor opened the
         window. True if the first candidate changed."""
         segment = pending.segment
-        if (len(self.segments) != 1 or self.segments[0] is not segment or segment.index != 0 or self.window_open
-                or not candidates):
+        if (
+            len(self.segments) != 1
+            or self.segments[0] is not segment
+            or segment.index != 0
+            or self.window_open
+            or not candidates
+        ):
             return False
         before = segment.text
         segment.candidates = candidates[:MAX_CANDIDATES]
@@ -188,16 +206,23 @@ class Converting:
         """F6–F10: the focused segment's reading in that form. A single segment takes `whole`, the composer's
         form of what was typed (F9 and F10 give the romaji back); of several, each has only its kana."""
         reading = self.focused.reading
-        text = whole if len(self.segments) == 1 else {
-            Transliteration.HIRAGANA: to_hiragana(reading),
-            Transliteration.KATAKANA: to_fullwidth_katakana(reading),
-            Transliteration.HALFWIDTH_KATAKANA: to_halfwidth_katakana(reading)}.get(form)
+        text = (
+            whole
+            if len(self.segments) == 1
+            else {
+                Transliteration.HIRAGANA: to_hiragana(reading),
+                Transliteration.KATAKANA: to_fullwidth_katakana(reading),
+                Transliteration.HALFWIDTH_KATAKANA: to_halfwidth_katakana(reading),
+            }.get(form)
+        )
         if text is not None:
             self.focused.put_first(text)
 
     def preedit(self) -> list[PreeditSegment]:
-        return [PreeditSegment(s.text, SegmentStyle.HIGHLIGHT if i == self.focus else SegmentStyle.UNDERLINE)
-                for i, s in enumerate(self.segments)]
+        return [
+            PreeditSegment(s.text, SegmentStyle.HIGHLIGHT if i == self.focus else SegmentStyle.UNDERLINE)
+            for i, s in enumerate(self.segments)
+        ]
 
 
 @dataclass
@@ -238,6 +263,7 @@ def label_place(key: Key, page_size: int) -> int | None:
 
 def candidate_window(segment: Segment, page_size: int, show_source: bool) -> tuple[CandidateWindow, str]:
     """The window of a segment's candidates and its auxiliary line (the reading, the cursor's place)."""
+
     def annotation(candidate: ConversionCandidate) -> str:
         if not show_source:
             return candidate.annotation
@@ -245,13 +271,17 @@ def candidate_window(segment: Segment, page_size: int, show_source: bool) -> tup
 
     window = CandidateWindow(
         items=tuple(CandidateItem(c.text[:MAX_CANDIDATE_CHARS], annotation(c)) for c in segment.candidates),
-        cursor=segment.index, page_size=page_size, labels=LABELS[:page_size])
+        cursor=segment.index,
+        page_size=page_size,
+        labels=LABELS[:page_size],
+    )
     aux = f"{segment.reading[:AUX_READING_CHARS]} {segment.index + 1}/{len(segment.candidates)}"
     return window, aux
 
 
-def shown(phase: Phase, composer: Composer, page_size: int, show_source: bool
-          ) -> tuple[list[PreeditSegment], CandidateWindow | None, str]:
+def shown(
+    phase: Phase, composer: Composer, page_size: int, show_source: bool
+) -> tuple[list[PreeditSegment], CandidateWindow | None, str]:
     """What a phase shows: the preedit, the candidate window, the auxiliary line ('' where it has none)."""
     if isinstance(phase, Composing):
         text = (phase.live_text or composer.preedit())[:MAX_TEXT_CHARS]

@@ -17,8 +17,10 @@ if TYPE_CHECKING:
 MAX_RECONVERTED_CHARS = 200
 # What a word before the cursor is made of, when nothing is selected: kana (with ー and ・), kanji and the
 # marks written among them. A run of these ends at punctuation, spaces, Latin letters and digits.
-_WORD_CHARS = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-                         r"\U00020000-\U0003ffff々〆ヶ]")
+_WORD_CHARS = re.compile(
+    r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    r"\U00020000-\U0003ffff々〆ヶ]"
+)
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,7 @@ class Reconversion:
     field: SurroundingText  # the field once the target is deleted: the conversion's left context is before it
 
 
-def reconversion(surrounding: SurroundingText | None, reader: TextReader | None, secret: bool
-                 ) -> Reconversion | None:
+def reconversion(surrounding: SurroundingText | None, reader: TextReader | None, secret: bool) -> Reconversion | None:
     """What the reconversion key converts again, its reading, and the field without it. None in a secret field,
     where the field names no target, or its reading is too long to convert (ﷺ is 18 characters after NFKC): the
     text stays. None too until the daemon's warm-up has built the reading index: the key must not wait seconds
@@ -82,4 +83,4 @@ def reconversion(surrounding: SurroundingText | None, reader: TextReader | None,
     except ReadingTooLong:
         return None
     start = cursor - target.before
-    return Reconversion(target, reading, SurroundingText(text[:start] + text[cursor + target.after:], start, start))
+    return Reconversion(target, reading, SurroundingText(text[:start] + text[cursor + target.after :], start, start))

@@ -54,20 +54,32 @@ from daemon.allocator import tune_allocator
 from daemon.bus import connect_bus
 from daemon.config import Config, ConfigStore, setting_literals
 from daemon.conversion import MAX_CONTEXT_CHARS, MAX_READING_CHARS, PersonalData, ReadingTooLong
-from daemon.dbus_errors import (ERROR_ACCESS_DENIED, ERROR_FAILED, ERROR_INVALID_ARGS, ERROR_LIMITS,
-                                ERROR_UNKNOWN_METHOD, CallError, check_same_user)
+from daemon.dbus_errors import (
+    ERROR_ACCESS_DENIED,
+    ERROR_FAILED,
+    ERROR_INVALID_ARGS,
+    ERROR_LIMITS,
+    ERROR_UNKNOWN_METHOD,
+    CallError,
+    check_same_user,
+)
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.engine import EngineStatus, ModelState
 from daemon.parts import LEARNING_SAVE_SECONDS, DaemonParts
 from daemon.session import InputSession
 from daemon.session_runner import SessionRunner
 from daemon.session_settings import SessionSettings, bindings_of, romaji_table_of
-from daemon.session_registry import (NotSessionOwner, SessionEntry, SessionLimitReached, SessionRegistry,
-                                     UnknownSession)
+from daemon.session_registry import NotSessionOwner, SessionEntry, SessionLimitReached, SessionRegistry, UnknownSession
 from daemon.userdata_methods import USER_DATA_METHODS
 from ime_protocol import FRONTEND_MESSAGES, Output, ProtocolError, decode, encode
-from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_PATH,
-                                     SESSION_INTERFACE, SESSION_PATH_PREFIX as SESSION_PREFIX)
+from ime_protocol.dbus_names import (
+    BUS_NAME,
+    ERROR_PROTOCOL,
+    ERROR_UNKNOWN_SESSION,
+    ROOT_PATH,
+    SESSION_INTERFACE,
+    SESSION_PATH_PREFIX as SESSION_PREFIX,
+)
 
 MAX_CONVERT_N = 100
 MAX_ECHOED_PATH = 100  # an error names the object it was sent to, but never echoes a huge path back
@@ -90,8 +102,15 @@ class CallerLane:
 
 
 class TsuzuriService:
-    def __init__(self, bus: MessageBus, parts: DaemonParts, settings: SessionSettings,
-                 config: ConfigStore | None = None, workers: int = 2, pinned_model: str | None = None):
+    def __init__(
+        self,
+        bus: MessageBus,
+        parts: DaemonParts,
+        settings: SessionSettings,
+        config: ConfigStore | None = None,
+        workers: int = 2,
+        pinned_model: str | None = None,
+    ):
         self.bus = bus
         self.parts = parts
         self.settings = settings
@@ -133,8 +152,9 @@ class TsuzuriService:
         else:
             return None
         if method is None or method.handler is None:
-            return Message.new_error(msg, ERROR_UNKNOWN_METHOD,
-                                     f"no method {member[:MAX_ECHOED_PATH]} on {path[:MAX_ECHOED_PATH]}")
+            return Message.new_error(
+                msg, ERROR_UNKNOWN_METHOD, f"no method {member[:MAX_ECHOED_PATH]} on {path[:MAX_ECHOED_PATH]}"
+            )
         task = self._loop.create_task(self._reply(msg, method))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -143,8 +163,9 @@ class TsuzuriService:
     async def _reply(self, msg: Message, method: Method) -> None:
         try:
             if msg.signature != method.in_signature:
-                raise CallError(ERROR_INVALID_ARGS,
-                                f"expected arguments ({method.in_signature}), got ({msg.signature})")
+                raise CallError(
+                    ERROR_INVALID_ARGS, f"expected arguments ({method.in_signature}), got ({msg.signature})"
+                )
             assert method.handler is not None  # handle_message refuses the methods without one
             reply = Message.new_method_return(msg, method.out_signature, await method.handler(self, msg, *msg.body))
         except CallError as exc:
@@ -163,13 +184,17 @@ class TsuzuriService:
         try:
             await self.require_same_user(msg.sender)
             pid = await self._process_of(msg.sender)
-            path, evicted = self.sessions.create(msg.sender, pid,
-                                                 lambda: InputSession(self.parts.converter, self.settings))
+            path, evicted = self.sessions.create(
+                msg.sender, pid, lambda: InputSession(self.parts.converter, self.settings)
+            )
         except SessionLimitReached as error:
             raise CallError(ERROR_LIMITS, str(error)) from None
         if evicted is not None:
-            log.warning("%d sessions open: closed the least recently used one of process %d for a new one",
-                        self.sessions.max_sessions, evicted.owner_pid)
+            log.warning(
+                "%d sessions open: closed the least recently used one of process %d for a new one",
+                self.sessions.max_sessions,
+                evicted.owner_pid,
+            )
             self._dispose(evicted)
         return [path]
 
@@ -177,9 +202,16 @@ class TsuzuriService:
         """The client's process id, as the bus knows it (asked once per connection)."""
         pid = self.sessions.process_of(sender)
         if pid is None:
-            reply = await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
-                                                interface="org.freedesktop.DBus", member="GetConnectionUnixProcessID",
-                                                signature="s", body=[sender]))
+            reply = await self.bus.call(
+                Message(
+                    destination="org.freedesktop.DBus",
+                    path="/org/freedesktop/DBus",
+                    interface="org.freedesktop.DBus",
+                    member="GetConnectionUnixProcessID",
+                    signature="s",
+                    body=[sender],
+                )
+            )
             if reply.message_type is not MessageType.METHOD_RETURN:
                 raise CallError(ERROR_FAILED, "the bus does not say which process this client is")
             pid = reply.body[0]
@@ -199,8 +231,11 @@ class TsuzuriService:
         try:
             async with lane.lock:
                 found = await self._loop.run_in_executor(
-                    self._stateless, lambda: self.parts.converter.candidates(reading, context[-MAX_CONTEXT_CHARS:], n,
-                                                                       personal=PersonalData.NONE))
+                    self._stateless,
+                    lambda: self.parts.converter.candidates(
+                        reading, context[-MAX_CONTEXT_CHARS:], n, personal=PersonalData.NONE
+                    ),
+                )
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None
         finally:
@@ -240,9 +275,16 @@ class TsuzuriService:
         """Only the user the daemon runs as may type through it (a session shows and learns their words), change
         its configuration, or read or change their words and history. The session bus is theirs already; this
         holds where another user can reach it (a shared or proxied bus)."""
-        reply = await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
-                                            interface="org.freedesktop.DBus", member="GetConnectionUnixUser",
-                                            signature="s", body=[sender]))
+        reply = await self.bus.call(
+            Message(
+                destination="org.freedesktop.DBus",
+                path="/org/freedesktop/DBus",
+                interface="org.freedesktop.DBus",
+                member="GetConnectionUnixUser",
+                signature="s",
+                body=[sender],
+            )
+        )
         if reply.message_type is not MessageType.METHOD_RETURN:
             raise CallError(ERROR_ACCESS_DENIED, "the bus does not say which user this client runs as")
         check_same_user(reply.body[0], os.getuid())
@@ -255,8 +297,9 @@ class TsuzuriService:
             return Message.new_method_return(msg, "v", [value])
         if msg.member == "GetAll" and msg.signature == "s" and msg.body == [BUS_NAME]:
             return Message.new_method_return(msg, "a{sv}", [{"Status": value}])
-        return Message.new_error(msg, ERROR_INVALID_ARGS, "the only property is org.tsuzuri.Tsuzuri1.Status "
-                                                          "(read-only)")
+        return Message.new_error(
+            msg, ERROR_INVALID_ARGS, "the only property is org.tsuzuri.Tsuzuri1.Status (read-only)"
+        )
 
     def status(self) -> EngineStatus:
         return self.parts.status()
@@ -277,8 +320,9 @@ class TsuzuriService:
         wanted, had = model_wanted(after), model_wanted(before)
         if wanted != had:
             if self.pinned_model:
-                problems.append(f"model: {wanted or 'none'} is not loaded: the daemon was started with "
-                                f"--model {self.pinned_model}")
+                problems.append(
+                    f"model: {wanted or 'none'} is not loaded: the daemon was started with --model {self.pinned_model}"
+                )
             elif wanted is None:
                 log.info("config: the neural model is switched off")
                 self.parts.engine.unload(MODEL_SWITCHED_OFF)
@@ -293,8 +337,10 @@ class TsuzuriService:
         try:
             return self.sessions.lookup(object_path(msg), msg.sender or "")
         except UnknownSession:
-            raise CallError(ERROR_UNKNOWN_SESSION, f"no session {object_path(msg)[:MAX_ECHOED_PATH]} (closed, or its "
-                                                   "client went away)") from None
+            raise CallError(
+                ERROR_UNKNOWN_SESSION,
+                f"no session {object_path(msg)[:MAX_ECHOED_PATH]} (closed, or its client went away)",
+            ) from None
         except NotSessionOwner as error:
             raise CallError(ERROR_ACCESS_DENIED, str(error)) from None
 
@@ -311,9 +357,17 @@ class TsuzuriService:
     def _output_changed(self, entry: SessionEntry, output: Output) -> None:
         """`output` to the session's owner alone: a broadcast would show every other client on the bus what the
         user types."""
-        self.bus.send(Message(destination=entry.owner, path=entry.name, interface=SESSION_INTERFACE,
-                              member="OutputChanged", message_type=MessageType.SIGNAL,
-                              signature=SESSION.signal("OutputChanged").signature, body=[encode(output)]))
+        self.bus.send(
+            Message(
+                destination=entry.owner,
+                path=entry.name,
+                interface=SESSION_INTERFACE,
+                member="OutputChanged",
+                message_type=MessageType.SIGNAL,
+                signature=SESSION.signal("OutputChanged").signature,
+                body=[encode(output)],
+            )
+        )
 
     def close_session(self, path: str) -> None:
         entry = self.sessions.remove(path)
@@ -341,9 +395,16 @@ class TsuzuriService:
             log.warning("model %s failed to load: %s (dictionary conversion goes on)", status.model, status.reason)
 
         def emit() -> None:
-            self.bus.send(Message.new_signal(ROOT_PATH, BUS_NAME, "StatusChanged",
-                                             ROOT.signal("StatusChanged").signature,
-                                             [status.state.value, status.model, status.reason[:250]]))
+            self.bus.send(
+                Message.new_signal(
+                    ROOT_PATH,
+                    BUS_NAME,
+                    "StatusChanged",
+                    ROOT.signal("StatusChanged").signature,
+                    [status.state.value, status.model, status.reason[:250]],
+                )
+            )
+
         self._loop.call_soon_threadsafe(emit)
 
     def shutdown(self) -> None:
@@ -358,23 +419,36 @@ class TsuzuriService:
                 entry.session.close()
 
 
-ROOT = Interface(BUS_NAME, (
-    Method("CreateSession", TsuzuriService._create_session, outputs=(Arg("session", "o"),)),
-    Method("Convert", TsuzuriService._convert, (Arg("reading", "s"), Arg("context", "s"), Arg("n", "u")),
-           (Arg("candidates", "a(sss)"),)),
-    Method("GetStatus", TsuzuriService._get_status, outputs=(Arg("status", "(sss)"),)),
-    Method("ReloadConfig", TsuzuriService._reload_config, outputs=(Arg("problems", "as"),)),
-    Method("GetSettings", TsuzuriService._get_settings, outputs=(Arg("settings", "a{ss}"),)),
-    Method("SetSettings", TsuzuriService._set_settings, (Arg("settings", "a{ss}"),), (Arg("problems", "as"),)),
-    *USER_DATA_METHODS,
-), signals=(Signal("StatusChanged", (Arg("state", "s"), Arg("model", "s"), Arg("reason", "s"))),),
-    properties=(Property("Status", "(sss)"),))
-SESSION = Interface(SESSION_INTERFACE, (
-    Method("Send", TsuzuriService._send, (Arg("message", "ay"),), (Arg("output", "ay"),)),
-    Method("Close", TsuzuriService._close),
-), signals=(Signal("OutputChanged", (Arg("output", "ay"),)),))
-INTROSPECTABLE = Interface("org.freedesktop.DBus.Introspectable",
-                           (Method("Introspect", None, outputs=(Arg("xml", "s"),)),))
+ROOT = Interface(
+    BUS_NAME,
+    (
+        Method("CreateSession", TsuzuriService._create_session, outputs=(Arg("session", "o"),)),
+        Method(
+            "Convert",
+            TsuzuriService._convert,
+            (Arg("reading", "s"), Arg("context", "s"), Arg("n", "u")),
+            (Arg("candidates", "a(sss)"),),
+        ),
+        Method("GetStatus", TsuzuriService._get_status, outputs=(Arg("status", "(sss)"),)),
+        Method("ReloadConfig", TsuzuriService._reload_config, outputs=(Arg("problems", "as"),)),
+        Method("GetSettings", TsuzuriService._get_settings, outputs=(Arg("settings", "a{ss}"),)),
+        Method("SetSettings", TsuzuriService._set_settings, (Arg("settings", "a{ss}"),), (Arg("problems", "as"),)),
+        *USER_DATA_METHODS,
+    ),
+    signals=(Signal("StatusChanged", (Arg("state", "s"), Arg("model", "s"), Arg("reason", "s"))),),
+    properties=(Property("Status", "(sss)"),),
+)
+SESSION = Interface(
+    SESSION_INTERFACE,
+    (
+        Method("Send", TsuzuriService._send, (Arg("message", "ay"),), (Arg("output", "ay"),)),
+        Method("Close", TsuzuriService._close),
+    ),
+    signals=(Signal("OutputChanged", (Arg("output", "ay"),)),),
+)
+INTROSPECTABLE = Interface(
+    "org.freedesktop.DBus.Introspectable", (Method("Introspect", None, outputs=(Arg("xml", "s"),)),)
+)
 # Each object describes what it answers: the root its interface and the Status property, a session its own.
 ROOT_INTROSPECTION = introspection_xml((ROOT, INTROSPECTABLE))
 SESSION_INTROSPECTION = introspection_xml((SESSION, INTROSPECTABLE))
@@ -401,10 +475,15 @@ def model_wanted(config: Config) -> str | None:
 
 
 def settings_from_config(config: Config) -> SessionSettings:
-    return SessionSettings(page_size=config.candidates.page_size, live_conversion=config.conversion.live,
-                           context_chars=config.conversion.context_chars, learning=config.conversion.learning,
-                           bindings=bindings_of(config.keys), romaji_table=romaji_table_of(config.input),
-                           show_source=config.candidates.show_source)
+    return SessionSettings(
+        page_size=config.candidates.page_size,
+        live_conversion=config.conversion.live,
+        context_chars=config.conversion.context_chars,
+        learning=config.conversion.learning,
+        bindings=bindings_of(config.keys),
+        romaji_table=romaji_table_of(config.input),
+        show_source=config.candidates.show_source,
+    )
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -418,9 +497,16 @@ async def serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     service = TsuzuriService(bus, parts, settings_from_config(cfg), config, workers=2, pinned_model=args.model)
     bus.add_message_handler(service.handle_message)
-    await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
-                           interface="org.freedesktop.DBus", member="AddMatch", signature="s",
-                           body=["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged'"]))
+    await bus.call(
+        Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="AddMatch",
+            signature="s",
+            body=["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged'"],
+        )
+    )
     # Take the name before loading anything slow: frontends (and D-Bus activation) wait on it.
     reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
     if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
@@ -440,6 +526,7 @@ async def serve(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, stop.set)
+
     def reload_config() -> None:
         for problem in service.reload_config():
             log.warning("config: %s", problem)
@@ -478,8 +565,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=None, help="configuration file (default: XDG config dir)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="tsuzuri-daemon: %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO, format="tsuzuri-daemon: %(levelname)s %(message)s"
+    )
     tune_allocator()  # before the executor's and llama.cpp's threads start
     # A key's thread gets the interpreter within 1 ms of asking, not 5 (Python's default), while a
     # conversion in advance or another session's sentence holds it.

@@ -19,22 +19,44 @@ from daemon.composer import Composer, InputMode, Transliteration
 from daemon.config import Action
 from daemon.conversion import MAX_READING_CHARS, CandidateSource, Conversion, ConversionCandidate, PersonalData
 from daemon.keys import Key, key_from_event
-from daemon.phases import (Composing, Converting, Empty, PendingImprovement, Phase, Predicting, Segment, composition_of,
-                           committed_text, label_place, listed, shown)
+from daemon.phases import (
+    Composing,
+    Converting,
+    Empty,
+    PendingImprovement,
+    Phase,
+    Predicting,
+    Segment,
+    composition_of,
+    committed_text,
+    label_place,
+    listed,
+    shown,
+)
 from daemon.reconversion import Reconversion, reconversion
 from daemon.session_converter import Request, SessionConverter
 from daemon.session_settings import SessionSettings
-from ime_protocol import (MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, InputPurpose, Output, Preedit,
-                          SurroundingDeletion, SurroundingText)
+from ime_protocol import (
+    MAX_SHORT_TEXT_CHARS,
+    MAX_TEXT_CHARS,
+    InputPurpose,
+    Output,
+    Preedit,
+    SurroundingDeletion,
+    SurroundingText,
+)
 
 if TYPE_CHECKING:
     from daemon.dictionary import TextReader
 
 UNKEPT_CHOICE_NOTICE = "学習した変換を保存できません"
-TRANSLITERATIONS = {Action.TO_HIRAGANA: Transliteration.HIRAGANA, Action.TO_KATAKANA: Transliteration.KATAKANA,
-                    Action.TO_HALFWIDTH_KATAKANA: Transliteration.HALFWIDTH_KATAKANA,
-                    Action.TO_FULLWIDTH_ASCII: Transliteration.FULLWIDTH_ASCII,
-                    Action.TO_HALFWIDTH_ASCII: Transliteration.HALFWIDTH_ASCII}
+TRANSLITERATIONS = {
+    Action.TO_HIRAGANA: Transliteration.HIRAGANA,
+    Action.TO_KATAKANA: Transliteration.KATAKANA,
+    Action.TO_HALFWIDTH_KATAKANA: Transliteration.HALFWIDTH_KATAKANA,
+    Action.TO_FULLWIDTH_ASCII: Transliteration.FULLWIDTH_ASCII,
+    Action.TO_HALFWIDTH_ASCII: Transliteration.HALFWIDTH_ASCII,
+}
 # Keys that move the cursor in a candidate list: a step, in candidates or (PAGE) in pages.
 CANDIDATE_STEPS = {Action.NEXT_CANDIDATE: 1, Action.PREV_CANDIDATE: -1}
 PAGE_STEPS = {Action.PAGE_DOWN: 1, Action.PAGE_UP: -1}
@@ -48,8 +70,9 @@ def list_step(action: Action | None, page_size: int) -> int | None:
 
 
 class InputSession:
-    def __init__(self, converter: Conversion, settings: SessionSettings | None = None,
-                 reader: TextReader | None = None):
+    def __init__(
+        self, converter: Conversion, settings: SessionSettings | None = None, reader: TextReader | None = None
+    ):
         self.converter = SessionConverter(converter)
         self.reader = reader or converter.text_reader()  # readings of written text, for reconversion
         self.settings = settings or SessionSettings()
@@ -84,8 +107,10 @@ class InputSession:
         match self.phase:
             case Empty() if Action.INPUT_OFF in actions:
                 return True, self._toggle_input(), None
-            case Empty() if Action.RECONVERT in actions and (found := reconversion(
-                    self.surrounding, self.reader, self.purpose.is_secret)) is not None:
+            case Empty() if (
+                Action.RECONVERT in actions
+                and (found := reconversion(self.surrounding, self.reader, self.purpose.is_secret)) is not None
+            ):
                 self._start_reconversion(found)
                 return True, "", found.target.deletion
             case Empty():
@@ -128,8 +153,8 @@ class InputSession:
 
     @property
     def context(self) -> str:
-        left = self.surrounding.text[:self.surrounding.cursor] if self.surrounding is not None else self.committed
-        return left[-self.settings.context_chars:] if self.settings.context_chars else ""
+        left = self.surrounding.text[: self.surrounding.cursor] if self.surrounding is not None else self.committed
+        return left[-self.settings.context_chars :] if self.settings.context_chars else ""
 
     @property
     def private(self) -> bool:
@@ -163,8 +188,9 @@ class InputSession:
             self.composer = self.composer.backspace()
             self._after_composer_change(composing)
         elif action in (Action.PREDICT, Action.NEXT_CANDIDATE) and not self.private:
-            self.phase = self.converter.predict(self.composer.reading(), self.settings.page_size,
-                                                composing) or composing
+            self.phase = (
+                self.converter.predict(self.composer.reading(), self.settings.page_size, composing) or composing
+            )
         elif action is Action.TOGGLE_INPUT:
             return True, self._toggle_input()
         elif key.printable:
@@ -251,8 +277,9 @@ class InputSession:
         mode = self.composer.mode
         self.composer = self._new_composer().set_mode(InputMode.DIRECT).insert(found.reading).set_mode(mode)
         self.surrounding = found.field
-        self.phase = self.converter.convert(self.composer.reading(), self._request(),
-                                            Composing(reconverted=found.target.text))
+        self.phase = self.converter.convert(
+            self.composer.reading(), self._request(), Composing(reconverted=found.target.text)
+        )
 
     def _cancel(self) -> str:
         """Escape or a reset: the composition goes; a reconversion puts back the text it deleted."""
@@ -278,7 +305,7 @@ class InputSession:
                 self.notice = f"{UNKEPT_CHOICE_NOTICE}: {problem}"[:MAX_SHORT_TEXT_CHARS]  # the aux line's limit
         self._clear()
         if text and not private:
-            self.committed = (self.committed + text)[-max(self.settings.context_chars, 1):]
+            self.committed = (self.committed + text)[-max(self.settings.context_chars, 1) :]
         return text
 
     def _toggle_input(self) -> str:
@@ -329,8 +356,9 @@ class InputSession:
         to be made off the key's path and given to improve_conversion."""
         return self.phase.take_pending_improvement() if isinstance(self.phase, Converting) else None
 
-    def improve_conversion(self, pending: PendingImprovement, candidates: list[ConversionCandidate],
-                           request_id: int = 0) -> Output | None:
+    def improve_conversion(
+        self, pending: PendingImprovement, candidates: list[ConversionCandidate], request_id: int = 0
+    ) -> Output | None:
         """The model's ranking of a conversion Space answered without it (Converting.improve): what to show if the
         first candidate changed, else None."""
         changed = isinstance(self.phase, Converting) and self.phase.improve(pending, candidates)
@@ -338,11 +366,19 @@ class InputSession:
 
     # -- output ---------------------------------------------------------------------------------
 
-    def _output(self, request_id: int, consumed: bool, commit: str = "",
-                deletion: SurroundingDeletion | None = None) -> Output:
+    def _output(
+        self, request_id: int, consumed: bool, commit: str = "", deletion: SurroundingDeletion | None = None
+    ) -> Output:
         segments, window, aux = shown(self.phase, self.composer, self.settings.page_size, self.settings.show_source)
         notice, self.notice = self.notice, ""
         cursor = sum(len(s.text) for s in segments)
-        return Output(request_id=request_id, consumed=consumed, commit=commit[:MAX_TEXT_CHARS],
-                      preedit=Preedit(tuple(segments), min(cursor, MAX_TEXT_CHARS)), candidates=window,
-                      aux=aux or notice, mode=self.composer.mode.value, delete_surrounding=deletion)
+        return Output(
+            request_id=request_id,
+            consumed=consumed,
+            commit=commit[:MAX_TEXT_CHARS],
+            preedit=Preedit(tuple(segments), min(cursor, MAX_TEXT_CHARS)),
+            candidates=window,
+            aux=aux or notice,
+            mode=self.composer.mode.value,
+            delete_surrounding=deletion,
+        )

@@ -23,6 +23,7 @@ SPACE_MODEL_WAIT_S = 0.005
 @dataclass(frozen=True)
 class Request:
     """What every conversion of a session's reading depends on besides the reading."""
+
     context: str  # the text left of the cursor
     n: int  # dictionary candidates
     personal: PersonalData
@@ -37,23 +38,25 @@ class SessionConverter:
         """Space: one segment for the whole reading, whole-sentence candidates (model, dictionary N-best), ranked
         with the neural model's say if it comes within SPACE_MODEL_WAIT_S, else improved later."""
         candidates, model_to_come = self.conversion.timely_candidates(
-            SPACE_MODEL_WAIT_S, reading, request.context, request.n, self.model_session, request.personal)
-        segment = Segment(reading, candidates[:MAX_CANDIDATES]
-                          or [ConversionCandidate(reading, CandidateSource.KANA)])
+            SPACE_MODEL_WAIT_S, reading, request.context, request.n, self.model_session, request.personal
+        )
+        segment = Segment(reading, candidates[:MAX_CANDIDATES] or [ConversionCandidate(reading, CandidateSource.KANA)])
         pending = PendingImprovement(segment, self.whole_conversion(reading, request)) if model_to_come else None
         return Converting([segment], composing, pending_improvement=pending)
 
     def whole_conversion(self, reading: str, request: Request) -> Callable[[], list[ConversionCandidate]]:
         """The whole reading's conversion with the neural model's say, as a call: made in advance while the user
         pauses (Space then finds it done), or after Space answered without it."""
-        return partial(self.conversion.candidates, reading, request.context, request.n, self.model_session,
-                       request.personal)
+        return partial(
+            self.conversion.candidates, reading, request.context, request.n, self.model_session, request.personal
+        )
 
     def live(self, reading: str, request: Request) -> str | None:
         """A key's live conversion: the dictionary and the language model decide (about 2 ms); the neural
         model has its say in the conversion in advance and when the user converts."""
-        candidates = self.conversion.candidates(reading, request.context, 1, personal=request.personal,
-                                                effort=Effort.KEYSTROKE)
+        candidates = self.conversion.candidates(
+            reading, request.context, 1, personal=request.personal, effort=Effort.KEYSTROKE
+        )
         return candidates[0].text if candidates else None
 
     def predict(self, prefix: str, page_size: int, composing: Composing) -> Predicting | None:
@@ -88,17 +91,18 @@ class SessionConverter:
         if not start < end <= len(reading):
             return
         kept = segments[:focus]
-        boundaries = [sum(len(s.reading) for s in kept[:i + 1]) for i in range(len(kept))] + [end]
+        boundaries = [sum(len(s.reading) for s in kept[: i + 1]) for i in range(len(kept))] + [end]
         converted = self.conversion.bunsetsu(reading, boundaries)
         if not converted:
             return
-        converting.segments = kept + [self._segment(span, first, request) for span, first in converted[len(kept):]]
+        converting.segments = kept + [self._segment(span, first, request) for span, first in converted[len(kept) :]]
         converting.window_open = False
 
     def _segment(self, reading: str, first: str, request: Request) -> Segment:
         """A segment whose first candidate is the dictionary's choice in context."""
         candidates = [ConversionCandidate(first, CandidateSource.DICTIONARY)] + self.conversion.candidates(
-            reading, request.context, request.n, personal=request.personal, effort=Effort.SEGMENT)
+            reading, request.context, request.n, personal=request.personal, effort=Effort.SEGMENT
+        )
         return Segment(reading, unique_texts(candidates)[:MAX_CANDIDATES])
 
     def learn(self, converting: Converting) -> str:

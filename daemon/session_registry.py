@@ -57,8 +57,7 @@ class SessionRegistry:
     """Sessions named `prefix` + 1, 2, 3, …, at most `max_sessions` in all and `max_per_process` for one
     process. Not thread-safe: the daemon uses it from its event loop only."""
 
-    def __init__(self, prefix: str, max_sessions: int = MAX_SESSIONS,
-                 max_per_process: int = MAX_SESSIONS_PER_PROCESS):
+    def __init__(self, prefix: str, max_sessions: int = MAX_SESSIONS, max_per_process: int = MAX_SESSIONS_PER_PROCESS):
         self.prefix = prefix
         self.max_sessions = max_sessions
         self.max_per_process = max_per_process
@@ -80,8 +79,7 @@ class SessionRegistry:
     def sessions_of_process(self, pid: int) -> int:
         return sum(entry.owner_pid == pid for entry in self._entries.values())
 
-    def create(self, owner: str, pid: int,
-               make_session: Callable[[], InputSession]) -> tuple[str, SessionEntry | None]:
+    def create(self, owner: str, pid: int, make_session: Callable[[], InputSession]) -> tuple[str, SessionEntry | None]:
         """A new session for `owner` (running as process `pid`), made by `make_session` once the per-process
         limit allows it: its name, and the session taken out to make room (closing it is the caller's), if the
         registry was full."""
@@ -99,8 +97,10 @@ class SessionRegistry:
             return None
         held = Counter(entry.owner_pid for entry in self._entries.values())
         most = max(held.values())
-        name = min((name for name, entry in self._entries.items() if held[entry.owner_pid] == most),
-                   key=lambda name: self._entries[name].last_used)
+        name = min(
+            (name for name, entry in self._entries.items() if held[entry.owner_pid] == most),
+            key=lambda name: self._entries[name].last_used,
+        )
         return self._entries.pop(name)
 
     def lookup(self, name: str, caller: str) -> SessionEntry:

@@ -19,8 +19,17 @@ from daemon.conversion import ConversionCandidate, ReadingTooLong
 from daemon.phases import PendingImprovement
 from daemon.session import InputSession
 from daemon.session_registry import SessionEntry
-from ime_protocol import (Discard, FocusIn, FocusOut, KeyEvent, Output, Reset, SelectCandidate, SetInputMode,
-                          SurroundingText)
+from ime_protocol import (
+    Discard,
+    FocusIn,
+    FocusOut,
+    KeyEvent,
+    Output,
+    Reset,
+    SelectCandidate,
+    SetInputMode,
+    SurroundingText,
+)
 from ime_protocol.schema import WireRecord
 
 log = logging.getLogger(__name__)
@@ -31,9 +40,14 @@ CONVERT_IN_ADVANCE_AFTER_S = 0.03
 
 
 class SessionRunner:
-    def __init__(self, keys: Executor, in_advance: Executor, publish: Callable[[SessionEntry, Output], None],
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 pause_s: float = CONVERT_IN_ADVANCE_AFTER_S):
+    def __init__(
+        self,
+        keys: Executor,
+        in_advance: Executor,
+        publish: Callable[[SessionEntry, Output], None],
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        pause_s: float = CONVERT_IN_ADVANCE_AFTER_S,
+    ):
         self._keys = keys  # the sessions' messages
         self._in_advance = in_advance  # conversions in advance and improvements: keys never queue behind them
         self._publish = publish
@@ -104,8 +118,9 @@ class SessionRunner:
             entry.background_task.cancel()
         entry.background_task = asyncio.get_running_loop().create_task(work)
 
-    async def _off_the_key_path(self, convert: Callable[[], list[ConversionCandidate]]
-                                ) -> list[ConversionCandidate] | None:
+    async def _off_the_key_path(
+        self, convert: Callable[[], list[ConversionCandidate]]
+    ) -> list[ConversionCandidate] | None:
         """`convert()` on the in-advance worker; None if it fails (Space will convert again and report; typing
         goes on)."""
         try:
@@ -117,8 +132,7 @@ class SessionRunner:
             return None
 
 
-def apply_message(session: InputSession, message: WireRecord,
-                  latest_key: Callable[[], bool] = lambda: True) -> Output:
+def apply_message(session: InputSession, message: WireRecord, latest_key: Callable[[], bool] = lambda: True) -> Output:
     """One protocol message applied to a session; every message is answered with an Output. A key is answered
     with its live conversion (where that is on) if `latest_key()` says no newer key waits."""
     match message:

@@ -8,8 +8,15 @@ import logging
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from daemon.composer import (MOZC_RULES, ROMAJI_TABLE, RomajiTable, RomajiTableError, SymbolStyle, load_rules,
-                             romaji_table)
+from daemon.composer import (
+    MOZC_RULES,
+    ROMAJI_TABLE,
+    RomajiTable,
+    RomajiTableError,
+    SymbolStyle,
+    load_rules,
+    romaji_table,
+)
 from daemon.config import Action, InputSettings, KeyBindings
 from daemon.keys import Key, KeySpec
 
@@ -31,8 +38,12 @@ def romaji_table_of(settings: InputSettings) -> RomajiTable:
             rules = load_rules(path)
         except RomajiTableError as error:
             log.warning("romaji table %s: %s; using Mozc's table", path, error)
-    return romaji_table(rules, SymbolStyle(punctuation=settings.punctuation, brackets=settings.brackets,
-                                           slash=settings.slash, space=settings.space))
+    return romaji_table(
+        rules,
+        SymbolStyle(
+            punctuation=settings.punctuation, brackets=settings.brackets, slash=settings.slash, space=settings.space
+        ),
+    )
 
 
 DEFAULT_BINDINGS = bindings_of(KeyBindings())
@@ -51,10 +62,16 @@ class SessionSettings:
 
     def actions(self, key: Key) -> list[Action]:
         """Every action bound to `key`: those bound to its exact chord first, then those bound to its name."""
-        chords = [action for action, specs in self.bindings.items()
-                  if any(spec.is_chord and spec.matches(key) for spec in specs)]
-        plain = [action for action, specs in self.bindings.items()
-                 if any(not spec.is_chord and spec.matches(key) for spec in specs)]
+        chords = [
+            action
+            for action, specs in self.bindings.items()
+            if any(spec.is_chord and spec.matches(key) for spec in specs)
+        ]
+        plain = [
+            action
+            for action, specs in self.bindings.items()
+            if any(not spec.is_chord and spec.matches(key) for spec in specs)
+        ]
         return list(dict.fromkeys(chords + plain))
 
     def action(self, key: Key) -> Action | None:

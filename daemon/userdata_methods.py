@@ -43,10 +43,14 @@ async def list_user_words(host: UserDataHost, msg: Message) -> list[Any]:
     return [[[e.reading, e.surface, e.part_of_speech, e.comment] for e in entries]]
 
 
-async def add_user_word(host: UserDataHost, msg: Message, reading: str, surface: str, part_of_speech: str,
-                        comment: str) -> list[Any]:
-    return [await _change(host, msg, host.parts.user_dictionary,
-                          lambda words: words.add(reading, surface, part_of_speech, comment))]
+async def add_user_word(
+    host: UserDataHost, msg: Message, reading: str, surface: str, part_of_speech: str, comment: str
+) -> list[Any]:
+    return [
+        await _change(
+            host, msg, host.parts.user_dictionary, lambda words: words.add(reading, surface, part_of_speech, comment)
+        )
+    ]
 
 
 async def remove_user_word(host: UserDataHost, msg: Message, reading: str, surface: str) -> list[Any]:
@@ -62,14 +66,21 @@ async def import_user_words(host: UserDataHost, msg: Message, data: bytes) -> li
 
 
 async def list_learned(host: UserDataHost, msg: Message, reading: str) -> list[Any]:
-    choices = await _read(host, msg, host.parts.learning,
-                          lambda learning: learning.choices(to_hiragana(reading.strip()) or None))
+    choices = await _read(
+        host, msg, host.parts.learning, lambda learning: learning.choices(to_hiragana(reading.strip()) or None)
+    )
     return [[[c.reading, c.surface, c.weight, c.last_used] for c in choices]]
 
 
 async def forget_learned(host: UserDataHost, msg: Message, reading: str, surface: str) -> list[Any]:
-    return [await _change(host, msg, host.parts.learning,
-                          lambda learning: learning.forget(to_hiragana(reading.strip()), surface.strip() or None))]
+    return [
+        await _change(
+            host,
+            msg,
+            host.parts.learning,
+            lambda learning: learning.forget(to_hiragana(reading.strip()), surface.strip() or None),
+        )
+    ]
 
 
 async def clear_learned(host: UserDataHost, msg: Message) -> list[Any]:
@@ -93,8 +104,10 @@ async def _change(host: UserDataHost, msg: Message, store: Store | None, change:
     except UnwritableStore as error:
         raise CallError(ERROR_FAILED, str(error)) from None
     except OSError as error:
-        raise CallError(ERROR_FAILED, f"changed, but not saved yet ({error}); the daemon tries again every "
-                                      f"{LEARNING_SAVE_SECONDS:.0f} s") from None
+        raise CallError(
+            ERROR_FAILED,
+            f"changed, but not saved yet ({error}); the daemon tries again every {LEARNING_SAVE_SECONDS:.0f} s",
+        ) from None
 
 
 def _kept(store: Store | None) -> Store:
@@ -105,9 +118,12 @@ def _kept(store: Store | None) -> Store:
 
 USER_DATA_METHODS = (
     Method("ListUserWords", list_user_words, outputs=(Arg("words", "a(ssss)"),)),
-    Method("AddUserWord", add_user_word,
-           (Arg("reading", "s"), Arg("surface", "s"), Arg("part_of_speech", "s"), Arg("comment", "s")),
-           (Arg("added", "b"),)),
+    Method(
+        "AddUserWord",
+        add_user_word,
+        (Arg("reading", "s"), Arg("surface", "s"), Arg("part_of_speech", "s"), Arg("comment", "s")),
+        (Arg("added", "b"),),
+    ),
     Method("RemoveUserWord", remove_user_word, (Arg("reading", "s"), Arg("surface", "s")), (Arg("removed", "b"),)),
     Method("ImportUserWords", import_user_words, (Arg("file", "ay"),), (Arg("added", "u"), Arg("skipped", "a(uss)"))),
     Method("ListLearned", list_learned, (Arg("reading", "s"),), (Arg("choices", "a(ssdd)"),)),

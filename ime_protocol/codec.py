@@ -23,13 +23,20 @@ builds the message, whose constructor checks every field.
 Any change to a message's fields is a new PROTOCOL_VERSION: unknown and missing fields are
 refused, never ignored or defaulted.
 """
+
 from typing import Any, TypeVar, overload
 
 import msgpack
 
 from .errors import ProtocolError
-from .limits import (MAX_CANDIDATES, MAX_MAP_ENTRIES, MAX_MESSAGE_BYTES, MAX_SEGMENTS, MAX_TEXT_CHARS,
-                     MAX_UTF8_BYTES_PER_CHAR)
+from .limits import (
+    MAX_CANDIDATES,
+    MAX_MAP_ENTRIES,
+    MAX_MESSAGE_BYTES,
+    MAX_SEGMENTS,
+    MAX_TEXT_CHARS,
+    MAX_UTF8_BYTES_PER_CHAR,
+)
 from .schema import MESSAGE_TYPES, WireRecord
 
 PROTOCOL_VERSION = 2  # 2: Output.delete_surrounding, for reconversion
@@ -68,8 +75,9 @@ def encode(message: WireRecord) -> bytes:
     wire.update(schema.to_wire(message))
     data = msgpack.packb(wire)
     if len(data) > MAX_MESSAGE_BYTES:
-        raise ProtocolError("too_large", f"{type(message).__name__} encodes to {len(data)} bytes, "
-                                         f"limit {MAX_MESSAGE_BYTES}")
+        raise ProtocolError(
+            "too_large", f"{type(message).__name__} encodes to {len(data)} bytes, limit {MAX_MESSAGE_BYTES}"
+        )
     return data
 
 
@@ -94,18 +102,19 @@ def decode(data, expected=None):
     # msgpack reports bad input with many exception types (ValueError subclasses, UnicodeDecodeError,
     # StackError for depth bombs, TypeError from hooks); each one means the same thing here.
     except Exception as error:
-        raise ProtocolError("malformed", f"not one msgpack value within limits: "
-                                         f"{type(error).__name__} {error}".rstrip()) from error
+        raise ProtocolError(
+            "malformed", f"not one msgpack value within limits: {type(error).__name__} {error}".rstrip()
+        ) from error
     if type(wire) is not dict:
         raise ProtocolError("malformed", f"expected a map, got {type(wire).__name__}")
     version = wire.pop("v", None)
     tag = wire.pop("t", None)
     if type(version) is not int:
-        raise ProtocolError("malformed", f"missing or non-integer version \"v\": {version!r:.40}")
+        raise ProtocolError("malformed", f'missing or non-integer version "v": {version!r:.40}')
     if version != PROTOCOL_VERSION:
         raise ProtocolError("unknown_version", f"version {version}, this side speaks {PROTOCOL_VERSION}")
     if type(tag) is not str:
-        raise ProtocolError("malformed", f"missing or non-string type tag \"t\": {tag!r:.40}")
+        raise ProtocolError("malformed", f'missing or non-string type tag "t": {tag!r:.40}')
     message_type = MESSAGE_TYPES.get(tag)
     if message_type is None:
         raise ProtocolError("unknown_type", f"no message has type tag {tag!r:.40}")

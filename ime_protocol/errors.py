@@ -1,4 +1,5 @@
 """The one exception type the protocol raises."""
+
 from typing import Literal, get_args
 
 ErrorCode = Literal["malformed", "too_large", "unknown_version", "unknown_type", "invalid_field"]

@@ -2,11 +2,21 @@
 
 An invalid message cannot be built: constructing one raises ProtocolError(code="invalid_field").
 """
+
 from enum import Enum
 from typing import Annotated, get_args
 
-from .limits import (MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_PAGE_SIZE,
-                     MAX_SEGMENTS, MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, REQUEST_ID_MAX, UINT32_MAX)
+from .limits import (
+    MAX_ANNOTATION_CHARS,
+    MAX_CANDIDATE_CHARS,
+    MAX_CANDIDATES,
+    MAX_PAGE_SIZE,
+    MAX_SEGMENTS,
+    MAX_SHORT_TEXT_CHARS,
+    MAX_TEXT_CHARS,
+    REQUEST_ID_MAX,
+    UINT32_MAX,
+)
 from .schema import IntRange, MaxLen, OneOf, WireRecord, invalid_field, is_wire_text, message, record
 
 # IBus/X11 modifier masks, as both IBus and fcitx5 report them in KeyEvent.modifiers.
@@ -40,6 +50,7 @@ def _check_position(label: str, position: int, text: str) -> None:
 
 class InputPurpose(Enum):
     """What the focused field is for, as IBus reports it (fcitx5 capabilities map onto it)."""
+
     FREE_FORM = "free_form"
     ALPHA = "alpha"
     DIGITS = "digits"
@@ -65,6 +76,7 @@ class SegmentStyle(Enum):
 
 
 # --- Frontend -> daemon ---------------------------------------------------------------------------
+
 
 @message("key_event")
 class KeyEvent(WireRecord):
@@ -106,10 +118,11 @@ class SurroundingText(WireRecord):
         if not is_wire_text(text):
             return cls("", 0, 0)
         start = max(0, min(cursor, len(text)) - MAX_TEXT_CHARS // 2)
-        window = text[start:start + MAX_TEXT_CHARS]
+        window = text[start : start + MAX_TEXT_CHARS]
 
         def clamp(position: int) -> int:
             return min(max(position - start, 0), len(window))
+
         return cls(window, clamp(cursor), clamp(anchor))
 
 
@@ -121,6 +134,7 @@ class FocusIn(WireRecord):
 # How a composition ends other than by a key. FocusOut and Reset commit what is shown (the Output's commit): the
 # daemon decides the text; the frontend writes it into the field unless its framework or toolkit already did
 # (which each frontend knows, and says where). Discard drops it, committing nothing.
+
 
 @message("focus_out")
 class FocusOut(WireRecord):
@@ -150,6 +164,7 @@ class SetInputMode(WireRecord):
 
 
 # --- Daemon -> frontend ---------------------------------------------------------------------------
+
 
 @record
 class PreeditSegment(WireRecord):
@@ -211,12 +226,12 @@ class CandidateWindow(WireRecord):
 
     @property
     def page_items(self) -> tuple[CandidateItem, ...]:
-        return self.items[self.page_start:self.page_start + self.page_size]
+        return self.items[self.page_start : self.page_start + self.page_size]
 
     @property
     def page_labels(self) -> str:
         """The label of each item on the cursor's page, in order."""
-        return self.labels[:len(self.page_items)]
+        return self.labels[: len(self.page_items)]
 
     @property
     def cursor_in_page(self) -> int:
@@ -227,6 +242,7 @@ class CandidateWindow(WireRecord):
 class SurroundingDeletion(WireRecord):
     """Text around the cursor that the frontend deletes before it commits (the text a reconversion replaces).
     It is one span that holds the cursor: `before` code points just before it and `after` just after it."""
+
     before: TextPosition
     after: TextPosition
 

@@ -20,6 +20,7 @@ A replayed message that the new session refuses or answers late changes nothing 
 call finds that session gone too abandons it (the message is not delivered) and keeps the list for the
 next try.
 """
+
 from .messages import Discard, FocusIn, FocusOut, Reset, SetInputMode, SurroundingText
 
 # Messages whose latest value describes the field rather than an edit.

@@ -9,6 +9,7 @@ Validation runs when a record is constructed (so an invalid message cannot exist
 encode (so a record tampered with through ``object.__setattr__`` is still refused) and on decode
 (decoding constructs the records).
 """
+
 import dataclasses
 import re
 import types
@@ -23,6 +24,7 @@ from .limits import MAX_MAP_ENTRIES
 @dataclasses.dataclass(frozen=True)
 class IntRange:
     """Bound of an int field, inclusive at both ends."""
+
     low: int
     high: int
 
@@ -30,12 +32,14 @@ class IntRange:
 @dataclasses.dataclass(frozen=True)
 class MaxLen:
     """Most code points of a str field, or most items of a tuple field."""
+
     limit: int
 
 
 @dataclasses.dataclass(frozen=True)
 class OneOf:
     """The only values a str field may take."""
+
     choices: frozenset[str]
 
 
@@ -246,8 +250,10 @@ class _RecordSchema:
     def __init__(self, record_type: type["WireRecord"], tag: str | None) -> None:
         self.record_type = record_type
         self.tag = tag
-        self.fields = tuple(_Field(f.name, f"{record_type.__name__}.{f.name}", _compile(f.type))
-                            for f in dataclasses.fields(cast(Any, record_type)))
+        self.fields = tuple(
+            _Field(f.name, f"{record_type.__name__}.{f.name}", _compile(f.type))
+            for f in dataclasses.fields(cast(Any, record_type))
+        )
         self.names = frozenset(field.name for field in self.fields)
         if len(self.names) + len(ENVELOPE_KEYS) > MAX_MAP_ENTRIES or self.names & ENVELOPE_KEYS:
             raise TypeError(f"{record_type.__name__}: too many fields, or a field named like an envelope key")
@@ -258,8 +264,7 @@ class _RecordSchema:
         record._check_invariants()
 
     def to_wire(self, record: "WireRecord") -> dict[str, Any]:
-        wire = {field.name: field.kind.to_wire(getattr(record, field.name), field.label)
-                for field in self.fields}
+        wire = {field.name: field.kind.to_wire(getattr(record, field.name), field.label) for field in self.fields}
         record._check_invariants()
         return wire
 
@@ -270,8 +275,9 @@ class _RecordSchema:
             missing = sorted(self.names - raw.keys())
             extra = sorted(map(repr, raw.keys() - self.names))
             raise invalid_field(label, f"missing fields {missing}, unknown fields {extra}")
-        return self.record_type(**{field.name: field.kind.from_wire(raw[field.name], field.label)
-                                   for field in self.fields})
+        return self.record_type(
+            **{field.name: field.kind.from_wire(raw[field.name], field.label) for field in self.fields}
+        )
 
 
 class WireRecord:
@@ -306,9 +312,11 @@ def record(cls: R) -> R:
 @dataclass_transform(frozen_default=True)
 def message(tag: str) -> Callable[[R], R]:
     """Class decorator for a top-level message, sent in an envelope under type tag `tag`."""
+
     def register(cls: R) -> R:
         if tag in MESSAGE_TYPES:
             raise TypeError(f"type tag {tag!r} is already used by {MESSAGE_TYPES[tag].__name__}")
         defined = MESSAGE_TYPES[tag] = _define(cls, tag)
         return defined
+
     return register

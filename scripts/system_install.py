@@ -16,6 +16,7 @@ What goes where (PREFIX=/usr/local; every path below DESTDIR when it is given):
 Nothing installed refers to the checkout, so it can be deleted afterwards. The dependencies are copied, not
 downloaded: an install needs no network, and installs what the tests ran with.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,11 +36,21 @@ PROJECT = "tsuzuri"
 # The project's packages the daemon and its command-line tools need (training/ is not installed).
 DAEMON_PACKAGES = ("daemon", "ime_protocol")
 # The commands a user of an installed Tsuzuri runs, as named in pyproject.toml's [project.scripts].
-COMMANDS = {"tsuzuri-daemon": "daemon.server:main", "tsuzuri-client": "daemon.tools.client:main",
-            "tsuzuri-model": "daemon.tools.model:main"}
-IBUS_ENGINE_FILES = ("frontends/__init__.py", "frontends/ibus/__init__.py", "frontends/ibus/clients.py",
-                     "frontends/ibus/daemon_session.py", "frontends/ibus/engine.py", "frontends/ibus/install.py",
-                     "frontends/ibus/preferences.py", "frontends/ibus/tsuzuri.svg")
+COMMANDS = {
+    "tsuzuri-daemon": "daemon.server:main",
+    "tsuzuri-client": "daemon.tools.client:main",
+    "tsuzuri-model": "daemon.tools.model:main",
+}
+IBUS_ENGINE_FILES = (
+    "frontends/__init__.py",
+    "frontends/ibus/__init__.py",
+    "frontends/ibus/clients.py",
+    "frontends/ibus/daemon_session.py",
+    "frontends/ibus/engine.py",
+    "frontends/ibus/install.py",
+    "frontends/ibus/preferences.py",
+    "frontends/ibus/tsuzuri.svg",
+)
 MANIFEST = "install-manifest.txt"
 FRONTENDS = ("ibus", "fcitx5")
 
@@ -71,8 +82,9 @@ def runtime_distributions(project: str = PROJECT) -> list[metadata.Distribution]
         except metadata.PackageNotFoundError:
             if marker.strip():
                 continue
-            raise RuntimeError(f"{requirement!r} is required but not installed in {sys.prefix}: "
-                               "run scripts/bootstrap.sh first") from None
+            raise RuntimeError(
+                f"{requirement!r} is required but not installed in {sys.prefix}: run scripts/bootstrap.sh first"
+            ) from None
         found[key] = distribution
         wanted += distribution.requires or []
     return [found[key] for key in sorted(found)]
@@ -100,13 +112,16 @@ def project_files(packages: tuple[str, ...] = DAEMON_PACKAGES) -> Iterator[PureP
 def command_script(python: PurePosixPath, entry_point: str) -> str:
     module, function = entry_point.split(":")
     # -I: neither PYTHONPATH nor the user's site-packages can put other code into the daemon
-    return (f"#!{python} -I\n# Installed by Tsuzuri's `make install`.\nimport sys\n\n"
-            f"from {module} import {function}\n\nsys.exit({function}())\n")
+    return (
+        f"#!{python} -I\n# Installed by Tsuzuri's `make install`.\nimport sys\n\n"
+        f"from {module} import {function}\n\nsys.exit({function}())\n"
+    )
 
 
 @dataclass(frozen=True)
 class Layout:
     """Where an install puts things, as the installed system sees them (no DESTDIR)."""
+
     prefix: PurePosixPath
     ibus_component_dir: PurePosixPath
 
@@ -185,32 +200,42 @@ def install_environment(installer: Installer) -> None:
     installer.make_dirs(layout.env / "bin")
     for name in ("python", "python3"):
         os.symlink(base_python, installer.staged(layout.env / "bin" / name))
-    installer.write(layout.env / "pyvenv.cfg", f"home = {base_python.parent}\ninclude-system-site-packages = false\n"
-                                              f"version = {platform.python_version()}\n")
+    installer.write(
+        layout.env / "pyvenv.cfg",
+        f"home = {base_python.parent}\ninclude-system-site-packages = false\nversion = {platform.python_version()}\n",
+    )
     for distribution in runtime_distributions():
         for source, relative in distribution_files(distribution):
             installer.copy(source, layout.site_packages / relative)
     for relative in project_files():
         installer.copy(REPO / relative, layout.site_packages / relative)
     strip = ["-s", str(installer.destdir), "-p", "/"] if installer.destdir else []
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "-j0", *strip,
-                    str(installer.staged(layout.site_packages))], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-j0", *strip, str(installer.staged(layout.site_packages))],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     for command, entry_point in COMMANDS.items():
-        installer.write(layout.prefix / "bin" / command, command_script(layout.env / "bin" / "python3", entry_point),
-                        mode=0o755)
+        installer.write(
+            layout.prefix / "bin" / command, command_script(layout.env / "bin" / "python3", entry_point), mode=0o755
+        )
 
 
 def install_service_files(installer: Installer) -> None:
     from daemon.tools.install import SERVICE_FILES, UNIT_NAME
+
     folders = {UNIT_NAME: installer.layout.prefix / "lib" / "systemd" / "user"}
     default_folder = installer.layout.prefix / "share" / "dbus-1" / "services"
     for service_file in SERVICE_FILES:
-        installer.write(folders.get(service_file.name, default_folder) / service_file.name,
-                        service_file.render(Path(installer.layout.daemon)))
+        installer.write(
+            folders.get(service_file.name, default_folder) / service_file.name,
+            service_file.render(Path(installer.layout.daemon)),
+        )
 
 
 def install_ibus(installer: Installer) -> None:
     from frontends.ibus.install import COMPONENT_FILE, component_xml
+
     layout = installer.layout
     engine_root = layout.ibus_engine.parents[2]
     for relative in [*IBUS_ENGINE_FILES, *(str(path) for path in project_files(("ime_protocol",)))]:

@@ -17,19 +17,24 @@ REPO = Path(__file__).resolve().parent.parent
 def exact_model_path(tmp_path_factory) -> Path:
     """A tiny random f32 model: with f32 KV and flash attention off, KV sharing is bitwise exact."""
     from daemon.tools.gguf_writer import write_random_model
-    return write_random_model(tmp_path_factory.mktemp("models") / "tiny-f32.gguf", "tiny", seed=7,
-                              dtype="f32", eos_boost=6.0)
+
+    return write_random_model(
+        tmp_path_factory.mktemp("models") / "tiny-f32.gguf", "tiny", seed=7, dtype="f32", eos_boost=6.0
+    )
 
 
 @pytest.fixture(scope="session")
 def model_path(tmp_path_factory) -> Path:
     """The same tiny model as a daemon would ship it: f16 weights."""
     from daemon.tools.gguf_writer import write_random_model
-    return write_random_model(tmp_path_factory.mktemp("models") / "tiny-f16.gguf", "tiny", seed=7,
-                              dtype="f16", eos_boost=6.0)
+
+    return write_random_model(
+        tmp_path_factory.mktemp("models") / "tiny-f16.gguf", "tiny", seed=7, dtype="f16", eos_boost=6.0
+    )
 
 
 def run_isolated(code: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
     """Run code touching llama.cpp in a child process, so an abort fails the test, not pytest."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )

@@ -26,8 +26,9 @@ def pipe(stream: IO[str] | None) -> IO[str]:
 def private_bus():
     if shutil.which("dbus-daemon") is None:
         pytest.skip("dbus-daemon is not installed (Debian package dbus)")
-    proc = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True
+    )
     try:
         yield proc.stdout.readline().strip()
     finally:
@@ -60,8 +61,12 @@ def activating_bus(root: Path, service_dir: Path):
     config = root / "session.conf"
     config.write_text(ACTIVATING_BUS_CONFIG.format(socket=root / "bus", service_dir=service_dir))
     with open(root / "dbus-daemon.log", "w") as log:
-        bus_daemon = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address"],
-                                      stdout=subprocess.PIPE, stderr=log, text=True)
+        bus_daemon = subprocess.Popen(
+            ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address"],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
     try:
         address = pipe(bus_daemon.stdout).readline().strip()
         assert address, (root / "dbus-daemon.log").read_text()
@@ -99,8 +104,12 @@ def multi_user_bus():
         os.chmod(root, 0o755)  # pytest's tmp_path is private to its user: other users could not reach the socket
         config = Path(root) / "session.conf"
         config.write_text(MULTI_USER_BUS_CONFIG.format(socket=Path(root) / "bus"))
-        proc = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         try:
             yield proc.stdout.readline().strip()
         finally:
@@ -114,22 +123,33 @@ def write_daemon_activation(service_dir: Path, address: str, home: Path, model: 
     `delay_s` late (a cold start on a busy machine)."""
     service_dir.mkdir(parents=True, exist_ok=True)
     path = service_dir / "org.tsuzuri.Tsuzuri1.service"
-    path.write_text("[D-BUS Service]\nName=org.tsuzuri.Tsuzuri1\n"
-                    f"Exec=/bin/sh -c 'sleep {delay_s}; exec env XDG_DATA_HOME={home / 'data'} "
-                    f"XDG_CONFIG_HOME={home / 'config'} {sys.executable} -m daemon.server --bus {address} "
-                    f"--model {model}'\n")
+    path.write_text(
+        "[D-BUS Service]\nName=org.tsuzuri.Tsuzuri1\n"
+        f"Exec=/bin/sh -c 'sleep {delay_s}; exec env XDG_DATA_HOME={home / 'data'} "
+        f"XDG_CONFIG_HOME={home / 'config'} {sys.executable} -m daemon.server --bus {address} "
+        f"--model {model}'\n"
+    )
     return path
 
 
 def client(address: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "daemon.tools.client", "--bus", address, *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.tools.client", "--bus", address, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @contextmanager
 def running_daemon(address: str, home: Path, model: str | None, extra_env: dict | None = None):
-    env = {**os.environ, "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
-           **(extra_env or {})}
+    env = {
+        **os.environ,
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        **(extra_env or {}),
+    }
     args = [sys.executable, "-m", "daemon.server", "--bus", address]
     if model is not None:
         args += ["--model", model]

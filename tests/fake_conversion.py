@@ -11,8 +11,12 @@ from daemon.kana import to_katakana
 
 
 class FakeConversion:
-    def __init__(self, words: dict[str, list[str]], cuts: dict[str, list[str]] | None = None,
-                 model_ranked: dict[str, list[str]] | None = None):
+    def __init__(
+        self,
+        words: dict[str, list[str]],
+        cuts: dict[str, list[str]] | None = None,
+        model_ranked: dict[str, list[str]] | None = None,
+    ):
         self.words = words
         self.cuts = cuts or {}
         # Readings the neural model ranks otherwise, and how: a call gets that, unless it is timely_candidates and
@@ -24,25 +28,45 @@ class FakeConversion:
         self.asked: list[tuple[str, Effort]] = []  # (reading, effort) of every candidates() call
         self.calls: list[tuple] = []  # every candidates() call's arguments, in order
 
-    def candidates(self, reading: str, context: str = "", n: int = 10, session=None,
-                   personal: PersonalData = PersonalData.ALL, effort: Effort = Effort.SENTENCE):
+    def candidates(
+        self,
+        reading: str,
+        context: str = "",
+        n: int = 10,
+        session=None,
+        personal: PersonalData = PersonalData.ALL,
+        effort: Effort = Effort.SENTENCE,
+    ):
         return self._candidates(reading, context, n, session, personal, effort, with_model=effort.uses_model)
 
-    def timely_candidates(self, model_wait_s: float, reading: str, context: str = "", n: int = 10, session=None,
-                          personal: PersonalData = PersonalData.ALL):
+    def timely_candidates(
+        self,
+        model_wait_s: float,
+        reading: str,
+        context: str = "",
+        n: int = 10,
+        session=None,
+        personal: PersonalData = PersonalData.ALL,
+    ):
         model_to_come = self.model_late and reading in self.model_ranked
-        return (self._candidates(reading, context, n, session, personal, Effort.SENTENCE,
-                                 with_model=not model_to_come), model_to_come)
+        return (
+            self._candidates(reading, context, n, session, personal, Effort.SENTENCE, with_model=not model_to_come),
+            model_to_come,
+        )
 
-    def _candidates(self, reading: str, context: str, n: int, session, personal: PersonalData, effort: Effort,
-                    with_model: bool):
+    def _candidates(
+        self, reading: str, context: str, n: int, session, personal: PersonalData, effort: Effort, with_model: bool
+    ):
         self.asked.append((reading, effort))
         self.calls.append((reading, context, n, session, personal, effort))
         words = (self.model_ranked.get(reading) if with_model else None) or self.words.get(reading, [])
         words = words[:n]
         found = [ConversionCandidate(text, CandidateSource.DICTIONARY) for text in words]
-        return found + [ConversionCandidate(kana, CandidateSource.KANA) for kana in (reading, to_katakana(reading))
-                        if kana not in words]
+        return found + [
+            ConversionCandidate(kana, CandidateSource.KANA)
+            for kana in (reading, to_katakana(reading))
+            if kana not in words
+        ]
 
     def bunsetsu(self, reading: str, boundaries: Sequence[int] = ()) -> list[tuple[str, str]]:
         spans, start = [], 0
@@ -61,8 +85,11 @@ class FakeConversion:
         return [(span, (self.words.get(span) or [span])[0]) for span in spans]
 
     def predictions(self, prefix: str, n: int = 9):
-        return [ConversionCandidate(texts[0], CandidateSource.DICTIONARY, reading)
-                for reading, texts in self.words.items() if reading.startswith(prefix) and reading != prefix][:n]
+        return [
+            ConversionCandidate(texts[0], CandidateSource.DICTIONARY, reading)
+            for reading, texts in self.words.items()
+            if reading.startswith(prefix) and reading != prefix
+        ][:n]
 
     def learn(self, choices: list[tuple[str, str]]) -> str:
         self.learned.append(choices)

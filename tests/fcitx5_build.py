@@ -4,6 +4,7 @@
 Needs Debian's cmake, g++, pkg-config, libfcitx5core-dev, libfcitx5utils-dev and libmsgpack-dev; the tests
 skip without them.
 """
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -37,9 +38,10 @@ def build_addon(tmp_path_factory: pytest.TempPathFactory) -> Path:
     caller's build finds everything built already."""
     skip_without_build_tools()
     build = tmp_path_factory.getbasetemp() / "fcitx5-build"
-    for step in (["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-                  "-DTSUZURI_USER_INSTALL=ON"],
-                 ["cmake", "--build", str(build), "-j2"]):
+    for step in (
+        ["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DTSUZURI_USER_INSTALL=ON"],
+        ["cmake", "--build", str(build), "-j2"],
+    ):
         done = subprocess.run(step, capture_output=True, text=True)
         assert done.returncode == 0, done.stdout + done.stderr
     return build

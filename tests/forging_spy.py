@@ -4,6 +4,7 @@ own, GetNameOwner with its own name. For the tests that every client takes only 
 
     python -m tests.forging_spy --bus ADDRESS      prints "ready"; on end of input, the number of forged answers
 """
+
 import argparse
 import asyncio
 import sys
@@ -19,9 +20,15 @@ FORGED_TEXT = "FORGED"
 def forgery(message: Message, own_name: str) -> tuple[str, list] | None:
     """The answer the spy gives in the daemon's place, or None for a call it leaves alone."""
     if message.member == "Send":
-        output = Output(request_id=0, consumed=True, commit=FORGED_TEXT,
-                        preedit=Preedit((PreeditSegment(FORGED_TEXT, SegmentStyle.UNDERLINE),), 6),
-                        candidates=None, aux="", mode="hiragana")
+        output = Output(
+            request_id=0,
+            consumed=True,
+            commit=FORGED_TEXT,
+            preedit=Preedit((PreeditSegment(FORGED_TEXT, SegmentStyle.UNDERLINE),), 6),
+            candidates=None,
+            aux="",
+            mode="hiragana",
+        )
         return "ay", [encode(output)]
     if message.member == "CreateSession":
         return "o", ["/org/tsuzuri/Tsuzuri1/session/999"]
@@ -38,15 +45,29 @@ async def main(address: str) -> None:
         nonlocal forged
         answer = forgery(message, spy.unique_name or "") if message.sender != spy.unique_name else None
         if message.message_type is MessageType.METHOD_CALL and answer is not None:
-            spy.send(Message(message_type=MessageType.METHOD_RETURN, destination=message.sender,
-                             reply_serial=message.serial, signature=answer[0], body=answer[1]))
+            spy.send(
+                Message(
+                    message_type=MessageType.METHOD_RETURN,
+                    destination=message.sender,
+                    reply_serial=message.serial,
+                    signature=answer[0],
+                    body=answer[1],
+                )
+            )
             forged += 1
         return False
 
     spy.add_message_handler(answer_first)
-    await spy.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
-                           interface="org.freedesktop.DBus", member="AddMatch", signature="s",
-                           body=["type='method_call',eavesdrop=true"]))
+    await spy.call(
+        Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="AddMatch",
+            signature="s",
+            body=["type='method_call',eavesdrop=true"],
+        )
+    )
     print("ready", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     print(forged, flush=True)

@@ -6,6 +6,7 @@ Prints the same JSON lines as tests/gtk_app.py, except that the "ready" rectangl
 window, and on X the X window's id is added as "window" (GTK 4 has no screen coordinates; xdotool moves the
 pointer relative to a window).
 """
+
 import json
 import sys
 
@@ -25,8 +26,12 @@ def window_rectangle(widget: Gtk.Widget, window: Gtk.Window) -> list[int]:
     found, bounds = widget.compute_bounds(window)
     assert found
     dx, dy = window.get_surface_transform()
-    return [round(bounds.get_x() + dx), round(bounds.get_y() + dy), round(bounds.get_width()),
-            round(bounds.get_height())]
+    return [
+        round(bounds.get_x() + dx),
+        round(bounds.get_y() + dy),
+        round(bounds.get_width()),
+        round(bounds.get_height()),
+    ]
 
 
 def main() -> int:

@@ -8,6 +8,7 @@ clicks) once the window is shown, then {"entry": text} or {"textview": text} whe
 text changes, {"entry_preedit": text} or {"textview_preedit": text} when the composition an input method
 shows in it changes, and {"focus": name} when a widget takes the keyboard focus.
 """
+
 import json
 import sys
 

@@ -9,6 +9,7 @@ same commands and answers. Runs under Debian's /usr/bin/python3 (python3-gi), on
 
 TEXT and PREEDIT are "x" followed by the hex digits of their UTF-8. Other messages wait MESSAGE_TIMEOUT_MS.
 """
+
 import sys
 from pathlib import Path
 
@@ -16,8 +17,16 @@ from gi.repository import Gio, GLib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
-from ime_protocol import (Discard, FocusIn, FocusOut, InputPurpose, KeyEvent, Reset, SetInputMode,  # noqa: E402
-                          SurroundingText)
+from ime_protocol import (
+    Discard,
+    FocusIn,
+    FocusOut,
+    InputPurpose,
+    KeyEvent,
+    Reset,
+    SetInputMode,  # noqa: E402
+    SurroundingText,
+)
 
 MESSAGE_TIMEOUT_MS = 300
 

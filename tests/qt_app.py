@@ -6,6 +6,7 @@ A QLineEdit above a QTextEdit (Debian's python3-pyqt5 or python3-pyqt6), the inp
 QT_IM_MODULE. Prints the same JSON lines as tests/gtk_app.py: the preedit is what the last input
 method event to a widget showed.
 """
+
 import importlib
 import json
 import sys

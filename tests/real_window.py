@@ -4,6 +4,7 @@ into with xdotool: what a user does.
 Every wait is on the application's own events (a widget's text changed, a widget took the focus),
 with a deadline; nothing sleeps a fixed time.
 """
+
 import json
 import os
 import queue
@@ -24,10 +25,11 @@ TESTS = Path(__file__).resolve().parent
 # Each toolkit's test application (the same window and events) and what it needs from Debian.
 # toolkit → (its application's arguments, a probe that imports the toolkit, the Debian packages it needs)
 APPS: dict[str, tuple[list, str, str]] = {
-        "gtk3": ([TESTS / "gtk_app.py"], "import gi; gi.require_version('Gtk', '3.0')", "python3-gi, gir1.2-gtk-3.0"),
-        "gtk4": ([TESTS / "gtk4_app.py"], "import gi; gi.require_version('Gtk', '4.0')", "python3-gi, gir1.2-gtk-4.0"),
-        "qt5": ([TESTS / "qt_app.py", "5"], "import PyQt5.QtWidgets", "python3-pyqt5"),
-        "qt6": ([TESTS / "qt_app.py", "6"], "import PyQt6.QtWidgets", "python3-pyqt6")}
+    "gtk3": ([TESTS / "gtk_app.py"], "import gi; gi.require_version('Gtk', '3.0')", "python3-gi, gir1.2-gtk-3.0"),
+    "gtk4": ([TESTS / "gtk4_app.py"], "import gi; gi.require_version('Gtk', '4.0')", "python3-gi, gir1.2-gtk-4.0"),
+    "qt5": ([TESTS / "qt_app.py", "5"], "import PyQt5.QtWidgets", "python3-pyqt5"),
+    "qt6": ([TESTS / "qt_app.py", "6"], "import PyQt6.QtWidgets", "python3-pyqt6"),
+}
 EVENT_WAIT_S = 15.0
 KEY_DELAY_MS = 40
 
@@ -50,8 +52,12 @@ def x_display():
     if reason is not None:
         pytest.skip(reason)
     read_end, write_end = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten",
-                               "tcp"], pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        pass_fds=(write_end,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     os.close(write_end)
     with os.fdopen(read_end) as announced:
         number = announced.readline().strip()
@@ -76,8 +82,9 @@ class Window:
         self._events: queue.Queue = queue.Queue()
         app, _probe, _packages = APPS[toolkit]
         self._stderr = tempfile.TemporaryFile()  # shown if the application exits
-        self.process = subprocess.Popen([str(SYSTEM_PYTHON), *map(str, app), title], env=env, stdout=subprocess.PIPE,
-                                        text=True, stderr=self._stderr)
+        self.process = subprocess.Popen(
+            [str(SYSTEM_PYTHON), *map(str, app), title], env=env, stdout=subprocess.PIPE, text=True, stderr=self._stderr
+        )
         threading.Thread(target=self._read, daemon=True).start()
         ready = self._next_event(lambda event: "ready" in event)["ready"]
         # GTK 4 reports its widgets relative to its X window, whose id it gives; the others in screen coordinates.

@@ -10,6 +10,7 @@ Its sessions compose simply: a printable ASCII key is consumed and joins the pre
 preedit (not consumed without one); FocusOut and Reset commit it, Discard drops it, SetInputMode sets the mode; any
 other key is not consumed. A key of keyval K is answered S seconds late, so that a frontend times out on it.
 """
+
 import argparse
 import asyncio
 import itertools
@@ -18,10 +19,30 @@ import json
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
-from ime_protocol import (FRONTEND_MESSAGES, Discard, FocusOut, KeyEvent, Output, Preedit, PreeditSegment,
-                          ProtocolError, Reset, SegmentStyle, SetInputMode, decode, encode)
-from ime_protocol.dbus_names import (BUS_NAME, ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, ROOT_INTERFACE, ROOT_PATH,
-                                     SESSION_INTERFACE, SESSION_PATH_PREFIX)
+from ime_protocol import (
+    FRONTEND_MESSAGES,
+    Discard,
+    FocusOut,
+    KeyEvent,
+    Output,
+    Preedit,
+    PreeditSegment,
+    ProtocolError,
+    Reset,
+    SegmentStyle,
+    SetInputMode,
+    decode,
+    encode,
+)
+from ime_protocol.dbus_names import (
+    BUS_NAME,
+    ERROR_PROTOCOL,
+    ERROR_UNKNOWN_SESSION,
+    ROOT_INTERFACE,
+    ROOT_PATH,
+    SESSION_INTERFACE,
+    SESSION_PATH_PREFIX,
+)
 
 RETURN = 0xFF0D
 

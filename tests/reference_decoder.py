@@ -27,8 +27,14 @@ class ReferenceDecoder:
         logits = ctx.decode(tokens, list(range(n)), [0] * n, [i == n - 1 for i in range(n)], pad_seq=1)
         return log_softmax(logits[0])
 
-    def beam(self, prompt: list[int], beam: int, max_new: int, stop_tokens: Collection[int],
-             constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
+    def beam(
+        self,
+        prompt: list[int],
+        beam: int,
+        max_new: int,
+        stop_tokens: Collection[int],
+        constraint: SpellingConstraint | None = None,
+    ) -> list[Hypothesis]:
         sequences = [list(prompt)]
 
         def advance(parents: list[int], tokens: list[int]) -> np.ndarray:
@@ -36,8 +42,7 @@ class ReferenceDecoder:
             sequences = [sequences[p] + [t] for p, t in zip(parents, tokens)]
             return np.stack([self._next_logprobs(s) for s in sequences])
 
-        return beam_search(self._next_logprobs(prompt), advance, min(beam, MAX_BEAM), max_new,
-                           stop_tokens, constraint)
+        return beam_search(self._next_logprobs(prompt), advance, min(beam, MAX_BEAM), max_new, stop_tokens, constraint)
 
     def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int]) -> Hypothesis:
         sequence = list(prompt)

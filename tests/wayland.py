@@ -6,6 +6,7 @@ root's clients can reach. wtype makes a virtual keyboard per run, and sway re-en
 keyboard's first event: each `keys()` starts with a Control tap for it, then REENTER_MS, and a run types a whole step
 (a composition does not span two runs). Every wait is on the application's own events, as in tests/real_window.py.
 """
+
 import os
 import shutil
 import subprocess
@@ -47,8 +48,14 @@ def sway_display():
         os.chown(runtime, NOBODY, NOBODY)
         command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
     (runtime / "config").write_text(SWAY_CONFIG)
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(runtime), "WLR_BACKENDS": "headless",
-           "WLR_RENDERER": "pixman", "WLR_LIBINPUT_NO_DEVICES": "1"}
+    env = {
+        **os.environ,
+        "XDG_RUNTIME_DIR": str(runtime),
+        "HOME": str(runtime),
+        "WLR_BACKENDS": "headless",
+        "WLR_RENDERER": "pixman",
+        "WLR_LIBINPUT_NO_DEVICES": "1",
+    }
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
     with open(runtime / "sway.log", "w") as log:
@@ -93,8 +100,9 @@ class WaylandWindow(Window):
 
     def focus_window(self) -> None:
         """The keyboard focus to this application's window, as a click on it or Alt+Tab would give it."""
-        done = subprocess.run(["swaymsg", f'[title="^{self.title}$"] focus'], env=self.env, capture_output=True,
-                              text=True, timeout=30)
+        done = subprocess.run(
+            ["swaymsg", f'[title="^{self.title}$"] focus'], env=self.env, capture_output=True, text=True, timeout=30
+        )
         assert done.returncode == 0, done.stdout + done.stderr
 
     def focus_entry(self) -> None:
@@ -105,7 +113,22 @@ class WaylandWindow(Window):
         raise NotImplementedError("no pointer on the headless compositor")
 
     def keys(self, *names: str) -> None:
-        done = subprocess.run(["wtype", "-d", str(KEY_DELAY_MS), "-M", "ctrl", "-m", "ctrl", "-s", str(REENTER_MS),
-                               *wtype_arguments(names)],
-                              env=self.env, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [
+                "wtype",
+                "-d",
+                str(KEY_DELAY_MS),
+                "-M",
+                "ctrl",
+                "-m",
+                "ctrl",
+                "-s",
+                str(REENTER_MS),
+                *wtype_arguments(names),
+            ],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert done.returncode == 0, done.stderr

@@ -26,20 +26,31 @@ MAX_SPAN_UNITS = 4
 CONTEXT_KEEP = 40  # characters of left context stored per pair (the jinen prompt uses the last 10)
 WAC_PASSES = 4  # WAC is small and gold: cut each sentence several ways
 # react_docs.txt is left out: nearly every line has spaces between Latin and Japanese, which MeCab drops
-TEXT_FILES = ("aozora.txt", "jglue.txt", "wikinews_headlines.txt", "wikinews_articles.txt", "jaquad.txt",
-              "laws.txt", "gsd.txt", "tatoeba.txt")
+TEXT_FILES = (
+    "aozora.txt",
+    "jglue.txt",
+    "wikinews_headlines.txt",
+    "wikinews_articles.txt",
+    "jaquad.txt",
+    "laws.txt",
+    "gsd.txt",
+    "tatoeba.txt",
+)
 CONTINUOUS_TEXT = {"aozora.txt", "wikinews_articles.txt", "jaquad.txt", "laws.txt"}  # lines continue one text
 CHARS_FILE, MANIFEST_FILE = "chars.txt", "manifest.json"
 # Derived data keeps its sources' terms; the corpus README has the full attribution.
-ATTRIBUTION = ("Derived from: Wikipedia Annotated Corpus (Kyoto University, CC BY-SA 4.0), JGLUE (Yahoo Japan, "
-               "CC BY-SA 4.0), JaQuAD (CC BY-SA 3.0), UD Japanese-GSD (CC BY-SA 4.0), Tatoeba (CC BY 2.0 FR), "
-               "Japanese Wikinews (CC BY 2.5), Anthy's corpus (Anthy contributors, LGPL / public domain), "
-               "e-Gov laws and Aozora Bunko (public domain). See the corpus README.md for details.")
+ATTRIBUTION = (
+    "Derived from: Wikipedia Annotated Corpus (Kyoto University, CC BY-SA 4.0), JGLUE (Yahoo Japan, "
+    "CC BY-SA 4.0), JaQuAD (CC BY-SA 3.0), UD Japanese-GSD (CC BY-SA 4.0), Tatoeba (CC BY 2.0 FR), "
+    "Japanese Wikinews (CC BY 2.5), Anthy's corpus (Anthy contributors, LGPL / public domain), "
+    "e-Gov laws and Aozora Bunko (public domain). See the corpus README.md for details."
+)
 
 
 @dataclass(frozen=True)
 class Unit:
     """A phrase of a sentence: its written text and the kana a person types for it (katakana)."""
+
     surface: str
     reading: str
 
@@ -78,8 +89,9 @@ def cut_spans(n_units: int, rng: random.Random, max_units: int = MAX_SPAN_UNITS)
     return spans
 
 
-def sentence_pairs(units: Sequence[Unit], preceding: str, spans: Iterable[tuple[int, int]],
-                   source: str) -> Iterator[Pair]:
+def sentence_pairs(
+    units: Sequence[Unit], preceding: str, spans: Iterable[tuple[int, int]], source: str
+) -> Iterator[Pair]:
     """The pairs of one sentence's spans whose reading is typable and 5–40 characters long.
 
     `preceding` is the text before the sentence in its document; a span's context is that plus the
@@ -91,13 +103,14 @@ def sentence_pairs(units: Sequence[Unit], preceding: str, spans: Iterable[tuple[
     sentence = "".join(unit.surface for unit in units)
     for start, end in spans:
         reading = "".join(unit.reading for unit in units[start:end])
-        surface = sentence[offsets[start]:offsets[end]]
+        surface = sentence[offsets[start] : offsets[end]]
         if MIN_READING <= len(reading) <= MAX_READING and typable(reading) and surface.strip():
-            context = (preceding + sentence[:offsets[start]])[-CONTEXT_KEEP:]
+            context = (preceding + sentence[: offsets[start]])[-CONTEXT_KEEP:]
             yield Pair(context, reading, surface, source)
 
 
 # -- WAC ----------------------------------------------------------------------------------------
+
 
 def wac_units(record: dict) -> list[Unit]:
     """Bunsetsu of a WAC sentence (main text; parenthetical parts are not in `text`, nor in the dev set)."""
@@ -125,6 +138,7 @@ def wac_pairs(lines: Iterable[str], rng: random.Random, passes: int = WAC_PASSES
 
 # -- Anthy's gold segments ---------------------------------------------------------------------------
 
+
 def anthy_pairs(lines: Iterable[str], rng: random.Random) -> Iterator[Pair]:
     """Pairs from Anthy's corpus: each line a phrase cut into gold (reading, surface) segments; the context
     is the phrase up to the span (the phrases are independent). The few lines whose segment lists differ
@@ -133,8 +147,10 @@ def anthy_pairs(lines: Iterable[str], rng: random.Random) -> Iterator[Pair]:
         record = json.loads(line)
         if len(record["surface_segments"]) != len(record["reading_segments"]):
             continue
-        units = [Unit(surface, to_katakana(reading))
-                 for surface, reading in zip(record["surface_segments"], record["reading_segments"])]
+        units = [
+            Unit(surface, to_katakana(reading))
+            for surface, reading in zip(record["surface_segments"], record["reading_segments"])
+        ]
         yield from sentence_pairs(units, "", cut_spans(len(units), rng), "anthy")
 
 
@@ -148,8 +164,12 @@ def _attaches(pos1: str, pos2: str, previous_pos1: str | None) -> bool:
     """Whether a token continues the current phrase (bunsetsu-like: function words and compounds attach)."""
     if previous_pos1 is None:
         return False
-    return (pos1 in _ATTACHED_POS or pos2 == "非自立可能" or previous_pos1 == "接頭辞"
-            or (pos1 in _NOUN_POS and previous_pos1 in _NOUN_POS))
+    return (
+        pos1 in _ATTACHED_POS
+        or pos2 == "非自立可能"
+        or previous_pos1 == "接頭辞"
+        or (pos1 in _NOUN_POS and previous_pos1 in _NOUN_POS)
+    )
 
 
 def token_reading(surface: str, kana: str | None) -> str | None:
@@ -188,25 +208,25 @@ def mecab_tokens(tagger, sentence: str) -> list[tuple[str, str, str, str | None]
     return tokens
 
 
-def text_pairs(lines: Iterable[str], source: str, continuous: bool, rng: random.Random,
-               tagger) -> Iterator[Pair]:
+def text_pairs(lines: Iterable[str], source: str, continuous: bool, rng: random.Random, tagger) -> Iterator[Pair]:
     """Pairs from plain sentences, one per line; MeCab drops spaces, so lines with spaces are skipped."""
     preceding = ""
     for line in lines:
         sentence = line.rstrip("\n")
         units = text_units(mecab_tokens(tagger, sentence)) if sentence and " " not in sentence else None
         if units is not None and "".join(u.surface for u in units) == sentence:
-            yield from sentence_pairs(units, preceding if continuous else "", cut_spans(len(units), rng),
-                                      source)
+            yield from sentence_pairs(units, preceding if continuous else "", cut_spans(len(units), rng), source)
         preceding = (preceding + sentence)[-CONTEXT_KEEP:]
 
 
 def make_tagger():
     import fugashi  # optional dependency (pip install tsuzuri[train])
+
     return fugashi.Tagger()
 
 
 # -- the whole corpus ---------------------------------------------------------------------------
+
 
 def corpus_pairs(corpus: Path, seed: int = 0, text_lines: int | None = None) -> Iterator[Pair]:
     """WAC train pairs, Anthy's pairs, then plain-text pairs (at most `text_lines` lines per text file); none from
@@ -219,8 +239,9 @@ def corpus_pairs(corpus: Path, seed: int = 0, text_lines: int | None = None) -> 
     if anthy.is_file() and text_lines != 0:
         with open(anthy, encoding="utf-8") as f:
             lines = (line for line in f if "".join(json.loads(line)["surface_segments"]) not in held_out)
-            yield from anthy_pairs(lines if text_lines is None else (line for _, line in zip(range(text_lines), lines)),
-                                   rng)
+            yield from anthy_pairs(
+                lines if text_lines is None else (line for _, line in zip(range(text_lines), lines)), rng
+            )
     text_dir = corpus / "text"
     if text_lines == 0 or not any((text_dir / name).is_file() for name in TEXT_FILES):
         return
@@ -238,8 +259,11 @@ def vocabulary_characters(pairs: Iterable[Pair], min_count: int) -> list[str]:
     base = base_characters()
     known = set(base)
     counts = Counter(ch for pair in pairs for ch in pair.surface)
-    extra = [ch for ch, n in counts.most_common()
-             if n >= min_count and ch not in known and not unicodedata.category(ch).startswith("C")]
+    extra = [
+        ch
+        for ch, n in counts.most_common()
+        if n >= min_count and ch not in known and not unicodedata.category(ch).startswith("C")
+    ]
     return base + extra
 
 

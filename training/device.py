@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PART_BYTES = 15 * 2 ** 20  # under the 16 MiB a returned file may have
+PART_BYTES = 15 * 2**20  # under the 16 MiB a returned file may have
 MAX_RETURNED_FILES = 8
 RETURNED = ("run.json", "loss.tsv", "smoke.json")  # beside the parts
 SMOKE_SECONDS = 20.0
@@ -65,8 +65,12 @@ def check_device(device: str) -> dict:
         if not torch.cuda.is_available():
             raise SystemExit(f"no CUDA device visible to torch {torch.__version__}")
         properties = torch.cuda.get_device_properties(0)
-        info.update(name=properties.name, memory_gib=round(properties.total_memory / 2 ** 30, 1),
-                    bf16=torch.cuda.is_bf16_supported(), count=torch.cuda.device_count())
+        info.update(
+            name=properties.name,
+            memory_gib=round(properties.total_memory / 2**30, 1),
+            bf16=torch.cuda.is_bf16_supported(),
+            count=torch.cuda.device_count(),
+        )
     try:
         import gguf  # noqa: F401  (the GGUF export needs it: carried in the pack's site/ when not installed)
     except ImportError as error:
@@ -90,15 +94,32 @@ def steady_rate(losses: list[dict]) -> float:
 def smoke(train, common: list[str], work: Path, seconds: float, try_compile: bool) -> tuple[dict, bool]:
     """A short eager run that must lower the loss and export a readable GGUF; with try_compile, a second one
     under torch.compile, kept if it ran and was faster. Returns the smoke record and whether to compile."""
+
     def one(use_compile: bool) -> dict:
         shutil.rmtree(work, ignore_errors=True)
-        record = train([*common, "--out", str(work), "--minutes", str(seconds / 60), "--log-every", "5",
-                        "--valid-items", "20", *(["--compile"] if use_compile else [])])
+        record = train(
+            [
+                *common,
+                "--out",
+                str(work),
+                "--minutes",
+                str(seconds / 60),
+                "--log-every",
+                "5",
+                "--valid-items",
+                "20",
+                *(["--compile"] if use_compile else []),
+            ]
+        )
         losses = [entry["loss"] for entry in record["losses"]]
-        return {"steps": record["steps"], "first_loss": losses[0] if losses else None,
-                "last_loss": losses[-1] if losses else None, "loss_falls": len(losses) >= 2 and losses[-1] < losses[0],
-                "gguf_tensors": verify_gguf(Path(record["gguf"]["path"])),
-                "tokens_per_s": steady_rate(record["losses"]) if record["losses"] else None}
+        return {
+            "steps": record["steps"],
+            "first_loss": losses[0] if losses else None,
+            "last_loss": losses[-1] if losses else None,
+            "loss_falls": len(losses) >= 2 and losses[-1] < losses[0],
+            "gguf_tensors": verify_gguf(Path(record["gguf"]["path"])),
+            "tokens_per_s": steady_rate(record["losses"]) if record["losses"] else None,
+        }
 
     eager = one(False)
     if not eager["loss_falls"]:
@@ -110,8 +131,9 @@ def smoke(train, common: list[str], work: Path, seconds: float, try_compile: boo
         except Exception as error:  # noqa: BLE001 (a failed compilation leaves the eager run)
             compiled = {"failed": f"{type(error).__name__}: {error}"[:2000]}
         summary["compiled"] = compiled
-        summary["compile"] = bool(compiled.get("loss_falls")) and \
-            compiled["tokens_per_s"] > 1.05 * eager["tokens_per_s"]
+        summary["compile"] = (
+            bool(compiled.get("loss_falls")) and compiled["tokens_per_s"] > 1.05 * eager["tokens_per_s"]
+        )
     return summary, bool(summary["compile"])
 
 
@@ -130,33 +152,77 @@ def run(args: argparse.Namespace) -> dict:
     out, work = args.out, args.work
     out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    common = ["--pack", str(args.pack), "--config", args.config, "--device", args.device, "--dev-items", "0",
-              "--quiet", *args.train_args]
-    smoke_record, use_compile = smoke(train, common, work / "smoke", args.smoke_seconds,
-                                      args.device.startswith("cuda") and not args.no_compile)
+    common = [
+        "--pack",
+        str(args.pack),
+        "--config",
+        args.config,
+        "--device",
+        args.device,
+        "--dev-items",
+        "0",
+        "--quiet",
+        *args.train_args,
+    ]
+    smoke_record, use_compile = smoke(
+        train, common, work / "smoke", args.smoke_seconds, args.device.startswith("cuda") and not args.no_compile
+    )
     (out / "smoke.json").write_text(json.dumps(smoke_record, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"smoke": smoke_record}), flush=True)
-    record = train([*common, "--out", str(work / "run"), "--minutes", str(args.minutes),
-                    "--valid-items", str(args.valid_items), *(["--compile"] if use_compile else [])])
+    record = train(
+        [
+            *common,
+            "--out",
+            str(work / "run"),
+            "--minutes",
+            str(args.minutes),
+            "--valid-items",
+            str(args.valid_items),
+            *(["--compile"] if use_compile else []),
+        ]
+    )
     gguf_path = Path(record["gguf"]["path"])
     parts = split_file(gguf_path, out)
     if len(parts) + len(RETURNED) > MAX_RETURNED_FILES:
         raise SystemExit(f"the model needs {len(parts)} parts: more than {MAX_RETURNED_FILES} files come back")
-    record.update(device_check=info, smoke=smoke_record, parts=parts,
-                  total_seconds=round(time.perf_counter() - started, 1))
+    record.update(
+        device_check=info, smoke=smoke_record, parts=parts, total_seconds=round(time.perf_counter() - started, 1)
+    )
     (out / "loss.tsv").write_text(loss_tsv(record["losses"]), encoding="utf-8")
     (out / "run.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({"tokens_per_s": record["tokens_per_s"], "mfu": record["mfu"], "steps": record["steps"],
-                      "tokens": record["tokens_this_run"], "valid": record["valid"], "parts": len(parts)}), flush=True)
+    print(
+        json.dumps(
+            {
+                "tokens_per_s": record["tokens_per_s"],
+                "mfu": record["mfu"],
+                "steps": record["steps"],
+                "tokens": record["tokens_this_run"],
+                "valid": record["valid"],
+                "parts": len(parts),
+            }
+        ),
+        flush=True,
+    )
     return record
 
 
 def assemble(args: argparse.Namespace) -> int:
     record = json.loads((args.files_at / "run.json").read_text(encoding="utf-8"))
     join_parts(args.files_at, record["parts"], record["gguf"]["sha256"], args.out)
-    print(json.dumps({"model": str(args.out), "sha256": record["gguf"]["sha256"], "config": record["config"],
-                      "steps": record["steps"], "tokens_per_s": record["tokens_per_s"], "valid": record["valid"]},
-                     ensure_ascii=False), flush=True)
+    print(
+        json.dumps(
+            {
+                "model": str(args.out),
+                "sha256": record["gguf"]["sha256"],
+                "config": record["config"],
+                "steps": record["steps"],
+                "tokens_per_s": record["tokens_per_s"],
+                "valid": record["valid"],
+            },
+            ensure_ascii=False,
+        ),
+        flush=True,
+    )
     if args.no_eval:
         return 0
     from daemon.tools.eval import main as eval_main
@@ -170,8 +236,12 @@ def run_main(argv: list[str] | None = None) -> None:
     parser.add_argument("config")
     parser.add_argument("minutes", type=float)
     parser.add_argument("--pack", type=Path, required=True)
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "build/device-out")),
-                        help="what comes back (default $OUT)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(os.environ.get("OUT", "build/device-out")),
+        help="what comes back (default $OUT)",
+    )
     parser.add_argument("--work", type=Path, default=Path("build/device-run"), help="checkpoints, full GGUF")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--smoke-seconds", type=float, default=SMOKE_SECONDS)
@@ -181,7 +251,7 @@ def run_main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:cut])
-    args.train_args = argv[cut + 1:]
+    args.train_args = argv[cut + 1 :]
     run(args)
 
 

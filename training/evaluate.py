@@ -40,7 +40,7 @@ def greedy_outputs(model: LlamaLM, prompts: list[list[int]], max_new: int, devic
         by_length.setdefault(len(prompt), []).append(index)
     for length, indices in by_length.items():
         for first in range(0, len(indices), EVAL_BATCH):
-            rows = indices[first:first + EVAL_BATCH]
+            rows = indices[first : first + EVAL_BATCH]
             tokens = torch.tensor([prompts[i] for i in rows], device=device)
             done = torch.zeros(len(rows), dtype=torch.bool, device=device)
             for _ in range(min(max_new, model.shape.context - length)):
@@ -51,7 +51,7 @@ def greedy_outputs(model: LlamaLM, prompts: list[list[int]], max_new: int, devic
                 if bool(done.all()):
                     break
             for row, generated in zip(rows, tokens[:, length:].tolist()):
-                outputs[row] = generated[:generated.index(EOS)] if EOS in generated else generated
+                outputs[row] = generated[: generated.index(EOS)] if EOS in generated else generated
     return outputs
 
 
@@ -64,8 +64,9 @@ def valid_accuracy(model: LlamaLM, valid: Pack, limit: int, device: str) -> dict
     targets = [ids[n_prompt:-1] for ids, n_prompt in examples]
     was_training = model.training
     model.eval()
-    outputs = greedy_outputs(model, [ids[:n_prompt] for ids, n_prompt in examples],
-                             max(len(t) for t in targets) + 2, device)
+    outputs = greedy_outputs(
+        model, [ids[:n_prompt] for ids, n_prompt in examples], max(len(t) for t in targets) + 2, device
+    )
     model.train(was_training)
     return {"items": n, "acc@1": sum(o == t for o, t in zip(outputs, targets)) / n}
 

@@ -12,6 +12,7 @@ document's preceding text; only readings typed without Latin letters; evenly sam
 SENTENCES items per source. Deterministic: the same corpus gives the same bytes. Not committed (it is corpus
 text); `manifest.json` records its digests.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,16 @@ from pathlib import Path
 from collections.abc import Iterable, Sequence
 
 from daemon.tools.corpus import HELD_OUT_MANIFEST, held_out
-from training.data import (CONTEXT_KEEP, CONTINUOUS_TEXT, Pair, make_tagger, mecab_tokens, needs_reading, text_pairs,
-                           text_units)
+from training.data import (
+    CONTEXT_KEEP,
+    CONTINUOUS_TEXT,
+    Pair,
+    make_tagger,
+    mecab_tokens,
+    needs_reading,
+    text_pairs,
+    text_units,
+)
 
 PHRASES = 700  # per source
 SENTENCES = 200  # per source
@@ -65,14 +74,22 @@ def held_out_sets(corpus: Path, tagger) -> dict[str, list[dict]]:
     for name, lines in sorted(held_out(corpus).documents.items()):
         continuous = name in CONTINUOUS_TEXT
         register = REGISTERS[name]
-        phrases = list(filter(typed_in_kana, text_pairs(lines, Path(name).stem, continuous, random.Random(SEED),
-                                                        tagger)))
+        phrases = list(
+            filter(typed_in_kana, text_pairs(lines, Path(name).stem, continuous, random.Random(SEED), tagger))
+        )
         sentences = list(filter(typed_in_kana, sentence_items(lines, continuous, tagger)))
         chosen = {"phrases": evenly(phrases, PHRASES), "sentences": evenly(sentences, SENTENCES)}
         for kind, pairs in chosen.items():
-            sets[kind] += [{"id": f"heldout-{kind}-{register}-{number}", "context": pair.context,
-                            "input": pair.reading, "expected": [pair.surface], "register": register}
-                           for number, pair in enumerate(pairs)]
+            sets[kind] += [
+                {
+                    "id": f"heldout-{kind}-{register}-{number}",
+                    "context": pair.context,
+                    "input": pair.reading,
+                    "expected": [pair.surface],
+                    "register": register,
+                }
+                for number, pair in enumerate(pairs)
+            ]
     return sets
 
 
@@ -86,8 +103,11 @@ def write(corpus: Path, out: Path) -> dict:
         registers: dict[str, int] = {}
         for item in items:
             registers[item["register"]] = registers.get(item["register"], 0) + 1
-        manifest["files"][f"{kind}.jsonl"] = {"items": len(items), "by_register": registers,
-                                              "sha256": hashlib.sha256(data).hexdigest()}
+        manifest["files"][f"{kind}.jsonl"] = {
+            "items": len(items),
+            "by_register": registers,
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
     (out / HELD_OUT_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return manifest
 

@@ -150,19 +150,29 @@ class LlamaLM(nn.Module):
 
     def export_weights(self) -> dict[str, np.ndarray]:
         """float32 (out, in) arrays under write_gguf's names."""
+
         def array(t: torch.Tensor) -> np.ndarray:
             return t.detach().to("cpu", torch.float32).numpy().copy()
 
-        weights = {"embed": array(self.embed.weight), "norm": array(self.norm.weight),
-                   "lm_head": array(self.lm_head.weight)}
+        weights = {
+            "embed": array(self.embed.weight),
+            "norm": array(self.norm.weight),
+            "lm_head": array(self.lm_head.weight),
+        }
         for i, block in enumerate(self.typed_blocks()):
-            weights.update({
-                f"{i}.attn_norm": array(block.attn_norm.weight), f"{i}.ffn_norm": array(block.ffn_norm.weight),
-                f"{i}.q": array(block.attn.q.weight), f"{i}.k": array(block.attn.k.weight),
-                f"{i}.v": array(block.attn.v.weight), f"{i}.o": array(block.attn.o.weight),
-                f"{i}.gate": array(block.mlp.gate.weight), f"{i}.up": array(block.mlp.up.weight),
-                f"{i}.down": array(block.mlp.down.weight),
-            })
+            weights.update(
+                {
+                    f"{i}.attn_norm": array(block.attn_norm.weight),
+                    f"{i}.ffn_norm": array(block.ffn_norm.weight),
+                    f"{i}.q": array(block.attn.q.weight),
+                    f"{i}.k": array(block.attn.k.weight),
+                    f"{i}.v": array(block.attn.v.weight),
+                    f"{i}.o": array(block.attn.o.weight),
+                    f"{i}.gate": array(block.mlp.gate.weight),
+                    f"{i}.up": array(block.mlp.up.weight),
+                    f"{i}.down": array(block.mlp.down.weight),
+                }
+            )
         return weights
 
 
@@ -183,6 +193,6 @@ def batch_tensors(examples: list[tuple[list[int], int]]) -> tuple[torch.Tensor, 
     tokens = np.zeros((len(examples), length), dtype=np.int64)
     labels = np.full((len(examples), length), IGNORE, dtype=np.int64)
     for row, (ids, n_prompt) in enumerate(examples):
-        tokens[row, :len(ids)] = ids
-        labels[row, n_prompt - 1:len(ids) - 1] = ids[n_prompt:]
+        tokens[row, : len(ids)] = ids
+        labels[row, n_prompt - 1 : len(ids) - 1] = ids[n_prompt:]
     return torch.from_numpy(tokens), torch.from_numpy(labels)

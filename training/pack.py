@@ -39,8 +39,16 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from training.data import ATTRIBUTION, CHARS_FILE, MANIFEST_FILE, Pair, corpus_pairs, read_characters, \
-    sha256_file, vocabulary_characters
+from training.data import (
+    ATTRIBUTION,
+    CHARS_FILE,
+    MANIFEST_FILE,
+    Pair,
+    corpus_pairs,
+    read_characters,
+    sha256_file,
+    vocabulary_characters,
+)
 from daemon.tools.gguf_writer import build_vocab
 from training.tokens import CharTokenizer, ExampleParts
 
@@ -53,8 +61,18 @@ DEVICE_PACKAGES = (("gguf", "gguf"), ("yaml", "PyYAML"))
 MAX_PART_LENGTH = 255  # ids per context, reading or target (uint8 lengths); longer examples are dropped
 # Shares of the default mix: the gold sources (hand-checked readings and bunsetsu) weigh most; web and
 # news text next; novels and laws, whose registers are far from typed text, least.
-DEFAULT_MIX = {"wac": 4, "anthy": 2, "jaquad": 3, "wikinews_articles": 2, "wikinews_headlines": 0.5,
-               "jglue": 2, "gsd": 1, "tatoeba": 1.5, "aozora": 2, "laws": 1}
+DEFAULT_MIX = {
+    "wac": 4,
+    "anthy": 2,
+    "jaquad": 3,
+    "wikinews_articles": 2,
+    "wikinews_headlines": 0.5,
+    "jglue": 2,
+    "gsd": 1,
+    "tatoeba": 1.5,
+    "aozora": 2,
+    "laws": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -103,11 +121,11 @@ def interleave(by_source: dict[str, list[Pair]], mix: dict[str, float], seed: in
 
 
 def encode_shard(examples: Sequence[PackedExample], id_dtype: np.dtype) -> bytes:
-    lengths = np.array([(len(e.parts.context), len(e.parts.reading), len(e.parts.target)) for e in examples],
-                       dtype=np.uint8).reshape(-1, 3)
+    lengths = np.array(
+        [(len(e.parts.context), len(e.parts.reading), len(e.parts.target)) for e in examples], dtype=np.uint8
+    ).reshape(-1, 3)
     sources = np.array([e.source for e in examples], dtype=np.uint8)
-    ids = np.array([i for e in examples for i in (*e.parts.context, *e.parts.reading, *e.parts.target)],
-                   dtype=id_dtype)
+    ids = np.array([i for e in examples for i in (*e.parts.context, *e.parts.reading, *e.parts.target)], dtype=id_dtype)
     return lzma.compress(lengths.tobytes() + sources.tobytes() + ids.tobytes(), preset=6)
 
 
@@ -122,16 +140,18 @@ def decode_shard(data: bytes, n_examples: int, id_dtype: np.dtype) -> tuple[np.n
     return lengths, sources, ids
 
 
-def packed_examples(pairs: Iterable[Pair], tokenizer: CharTokenizer,
-                    sources: dict[str, int]) -> Iterator[PackedExample]:
+def packed_examples(
+    pairs: Iterable[Pair], tokenizer: CharTokenizer, sources: dict[str, int]
+) -> Iterator[PackedExample]:
     for pair in pairs:
         parts = tokenizer.parts(pair.context, pair.reading, pair.surface)
         if max(len(parts.context), len(parts.reading), len(parts.target)) <= MAX_PART_LENGTH:
             yield PackedExample(parts, sources[pair.source])
 
 
-def write_shards(out: Path, prefix: str, examples: Iterator[PackedExample], id_dtype: np.dtype,
-                 budget_bytes: float) -> list[dict]:
+def write_shards(
+    out: Path, prefix: str, examples: Iterator[PackedExample], id_dtype: np.dtype, budget_bytes: float
+) -> list[dict]:
     """Shards of SHARD_EXAMPLES written while they fit `budget_bytes`; the one that would not fit is cut to a
     prefix that does (found by bisection on its compressed size)."""
     shards: list[dict] = []
@@ -152,19 +172,32 @@ def write_shards(out: Path, prefix: str, examples: Iterator[PackedExample], id_d
             chunk, data, full = chunk[:low], encode_shard(chunk[:low], id_dtype), False
         name = f"{prefix}-{len(shards):03d}.xz" if prefix == "train" else f"{prefix}.xz"
         (out / name).write_bytes(data)
-        shards.append({"file": name, "examples": len(chunk),
-                       "tokens": sum(len(e.parts.context) + len(e.parts.reading) + len(e.parts.target)
-                                     for e in chunk),
-                       "by_source": dict(Counter(e.source for e in chunk)),
-                       "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+        shards.append(
+            {
+                "file": name,
+                "examples": len(chunk),
+                "tokens": sum(len(e.parts.context) + len(e.parts.reading) + len(e.parts.target) for e in chunk),
+                "by_source": dict(Counter(e.source for e in chunk)),
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        )
         used += len(data)
         if not full or prefix != "train":
             break
     return shards
 
 
-def pack(corpus: Path, out: Path, max_mib: float | None = 32.0, mix: dict[str, float] | None = None, seed: int = 0,
-         text_lines: int | None = None, min_char_count: int = 3, characters: list[str] | None = None) -> dict:
+def pack(
+    corpus: Path,
+    out: Path,
+    max_mib: float | None = 32.0,
+    mix: dict[str, float] | None = None,
+    seed: int = 0,
+    text_lines: int | None = None,
+    min_char_count: int = 3,
+    characters: list[str] | None = None,
+) -> dict:
     """Write a pack of the corpus under `out` (see the module's docstring); return its manifest."""
     mix = dict(DEFAULT_MIX if mix is None else mix)
     out.mkdir(parents=True, exist_ok=True)
@@ -183,9 +216,10 @@ def pack(corpus: Path, out: Path, max_mib: float | None = 32.0, mix: dict[str, f
     rng = random.Random(seed)
     rng.shuffle(valid)
     (out / CHARS_FILE).write_text("".join(ch + "\n" for ch in characters), encoding="utf-8")
-    budget = math.inf if max_mib is None else max_mib * 2 ** 20 - (out / CHARS_FILE).stat().st_size
-    valid_shards = write_shards(out, "valid", packed_examples(valid[:MAX_VALID], tokenizer, source_index),
-                                id_dtype, budget)
+    budget = math.inf if max_mib is None else max_mib * 2**20 - (out / CHARS_FILE).stat().st_size
+    valid_shards = write_shards(
+        out, "valid", packed_examples(valid[:MAX_VALID], tokenizer, source_index), id_dtype, budget
+    )
     budget -= sum(shard["bytes"] for shard in valid_shards)
     train_shards = write_shards(out, "train", packed_examples(ordered, tokenizer, source_index), id_dtype, budget)
     n_train = sum(shard["examples"] for shard in train_shards)
@@ -196,14 +230,25 @@ def pack(corpus: Path, out: Path, max_mib: float | None = 32.0, mix: dict[str, f
     for shard in valid_shards:
         shard.pop("by_source")
     manifest = {
-        "format": PACK_FORMAT, "attribution": ATTRIBUTION, "corpus": str(corpus), "seed": seed,
-        "text_lines": text_lines, "min_char_count": min_char_count, "max_mib": max_mib,
-        "mix": mix, "mix_sources_missing": unknown,
-        "sources": names, "id_dtype": id_dtype.name, "characters": len(characters), "n_vocab": len(vocab),
-        "pairs": n_train, "pairs_by_source": dict(sorted(obtained.items())),
+        "format": PACK_FORMAT,
+        "attribution": ATTRIBUTION,
+        "corpus": str(corpus),
+        "seed": seed,
+        "text_lines": text_lines,
+        "min_char_count": min_char_count,
+        "max_mib": max_mib,
+        "mix": mix,
+        "mix_sources_missing": unknown,
+        "sources": names,
+        "id_dtype": id_dtype.name,
+        "characters": len(characters),
+        "n_vocab": len(vocab),
+        "pairs": n_train,
+        "pairs_by_source": dict(sorted(obtained.items())),
         "pairs_available_by_source": {name: len(pairs) for name, pairs in sorted(by_source.items())},
         "tokens": sum(shard["tokens"] for shard in train_shards),
-        "train": train_shards, "valid": valid_shards,
+        "train": train_shards,
+        "valid": valid_shards,
         "sha256": {CHARS_FILE: sha256_file(out / CHARS_FILE)},
         "site": vendor_site(out),
     }
@@ -262,8 +307,8 @@ class Pack:
 
     def parts(self, i: int) -> ExampleParts:
         n_context, n_reading, _ = (int(n) for n in self.lengths[i])
-        ids = self.ids[self.offsets[i]:self.offsets[i + 1]].tolist()
-        return ExampleParts(ids[:n_context], ids[n_context:n_context + n_reading], ids[n_context + n_reading:])
+        ids = self.ids[self.offsets[i] : self.offsets[i + 1]].tolist()
+        return ExampleParts(ids[:n_context], ids[n_context : n_context + n_reading], ids[n_context + n_reading :])
 
     def example(self, i: int, with_context: bool = True) -> tuple[list[int], int]:
         return self.tokenizer.assemble(self.parts(i), with_context)
@@ -273,28 +318,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="tsuzuri-train pack", description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, required=True, help="shared/corpus")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--max-mib", type=float, default=32.0,
-                        help="size of the pack, chars and shards (default 32: what the 64 MiB a device run may "
-                             "carry leaves beside the tracked tree's 26)")
-    parser.add_argument("--mix", type=parse_mix, default=None,
-                        help="source=weight,... (default: " + ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items())
-                        + ")")
+    parser.add_argument(
+        "--max-mib",
+        type=float,
+        default=32.0,
+        help="size of the pack, chars and shards (default 32: what the 64 MiB a device run may "
+        "carry leaves beside the tracked tree's 26)",
+    )
+    parser.add_argument(
+        "--mix",
+        type=parse_mix,
+        default=None,
+        help="source=weight,... (default: " + ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items()) + ")",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--text-lines", type=int, default=None,
-                        help="read at most this many lines of each text file and of Anthy's (0: WAC only)")
+    parser.add_argument(
+        "--text-lines",
+        type=int,
+        default=None,
+        help="read at most this many lines of each text file and of Anthy's (0: WAC only)",
+    )
     parser.add_argument("--min-char-count", type=int, default=3)
-    parser.add_argument("--characters-from", type=Path, default=None,
-                        help="keep this earlier pack's or run's chars.txt (its model's token ids)")
+    parser.add_argument(
+        "--characters-from",
+        type=Path,
+        default=None,
+        help="keep this earlier pack's or run's chars.txt (its model's token ids)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     characters = read_characters(args.characters_from) if args.characters_from else None
-    manifest = pack(args.corpus, args.out, args.max_mib, args.mix, args.seed, args.text_lines,
-                    args.min_char_count, characters)
+    manifest = pack(
+        args.corpus, args.out, args.max_mib, args.mix, args.seed, args.text_lines, args.min_char_count, characters
+    )
     summary = {k: manifest[k] for k in ("pairs", "tokens", "n_vocab", "pairs_by_source", "mix_sources_missing")}
-    summary["mib"] = round(sum(s["bytes"] for s in manifest["train"] + manifest["valid"]) / 2 ** 20, 2)
+    summary["mib"] = round(sum(s["bytes"] for s in manifest["train"] + manifest["valid"]) / 2**20, 2)
     summary["valid"] = sum(s["examples"] for s in manifest["valid"])
     print(json.dumps(summary, ensure_ascii=False))
     return manifest

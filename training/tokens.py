@@ -18,6 +18,7 @@ PROMPT_FORMAT = "jinen"
 class ExampleParts:
     """One training example as packed: the jinen prompt's context and reading texts and the target, as ids.
     Stored apart so that a batch can drop the context (BLANK_CONTEXT) without re-tokenizing."""
+
     context: list[int]
     reading: list[int]
     target: list[int]
@@ -28,7 +29,8 @@ class CharTokenizer:
         self.ids = {piece: i for i, piece in enumerate(vocab.pieces)}
         self.byte_ids = [self.ids[f"<0x{b:02X}>"] for b in range(256)]
         self.context_start, self.input_start, self.output_start = (
-            self.ids[marker] for marker in (CONTEXT_START, INPUT_START, OUTPUT_START))
+            self.ids[marker] for marker in (CONTEXT_START, INPUT_START, OUTPUT_START)
+        )
 
     def text(self, text: str) -> list[int]:
         ids = []
@@ -61,8 +63,13 @@ class CharTokenizer:
     def assemble(self, parts: ExampleParts, with_context: bool = True) -> tuple[list[int], int]:
         """(prompt + target + EOS ids, prompt length) of packed parts: the loss covers the tokens after the
         prompt."""
-        prompt = [self.context_start, *(parts.context if with_context else ()), self.input_start,
-                  *parts.reading, self.output_start]
+        prompt = [
+            self.context_start,
+            *(parts.context if with_context else ()),
+            self.input_start,
+            *parts.reading,
+            self.output_start,
+        ]
         return prompt + parts.target + [EOS], len(prompt)
 
     def example(self, context: str, reading: str, surface: str) -> tuple[list[int], int]:

@@ -70,8 +70,9 @@ class Batches:
 
     BUCKET_STEPS = 8
 
-    def __init__(self, examples: Pack, batch_size: int, seed: int, max_len: int,
-                 oversample: dict[str, int] | None = None):
+    def __init__(
+        self, examples: Pack, batch_size: int, seed: int, max_len: int, oversample: dict[str, int] | None = None
+    ):
         self.examples, self.batch_size, self.seed, self.max_len = examples, batch_size, seed, max_len
         self.epoch_indices = epoch_indices(examples, oversample or {})
         self._epoch, self._bucket = -1, -1
@@ -97,7 +98,7 @@ class Batches:
             raise ValueError(f"no training example of steps {first // self.batch_size}.. fits {self.max_len} tokens")
         examples.sort(key=lambda example: len(example[0]))
         size = -(-len(examples) // self.BUCKET_STEPS)
-        batches = [examples[k:k + size] for k in range(0, len(examples), size)]
+        batches = [examples[k : k + size] for k in range(0, len(examples), size)]
         batches += [batches[-1]] * (self.BUCKET_STEPS - len(batches))  # only when many were too long
         rng.shuffle(batches)
         return batches
@@ -166,7 +167,7 @@ class World:
         return self.rank == 0
 
     def rows(self, batch: list) -> list:
-        return batch[self.rank::self.size]
+        return batch[self.rank :: self.size]
 
     def broadcast(self, value: float) -> float:
         """Rank 0's value on every process (a time that must be agreed: when to stop, the schedule)."""
@@ -231,6 +232,7 @@ def prefetched(batches: Batches, world: World, steps: range) -> Iterator[tuple[t
 @dataclass
 class Best:
     """The weights of the lowest held-out loss so far (on the CPU), with the losses seen."""
+
     loss: float = math.inf
     step: int | None = None
     weights: dict | None = None
@@ -275,11 +277,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=20000, help="total optimizer steps")
     parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget of this run")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if there is one")
-    parser.add_argument("--init-from", type=Path, default=None,
-                        help="start from this earlier run's weights and vocabulary (new data, fresh optimizer "
-                             "and schedule); ignored when resuming")
-    parser.add_argument("--stop-at", type=int, default=None,
-                        help="end this run at this step (checkpointed; the schedule still spans --steps)")
+    parser.add_argument(
+        "--init-from",
+        type=Path,
+        default=None,
+        help="start from this earlier run's weights and vocabulary (new data, fresh optimizer "
+        "and schedule); ignored when resuming",
+    )
+    parser.add_argument(
+        "--stop-at",
+        type=int,
+        default=None,
+        help="end this run at this step (checkpointed; the schedule still spans --steps)",
+    )
     parser.add_argument("--batch-size", type=int, default=64, help="examples per step, all processes together")
     parser.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
     parser.add_argument("--warmup", type=int, default=None, help="warmup steps (default: 5%% of --steps)")
@@ -288,23 +298,41 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the loss (dynamic shapes)")
-    parser.add_argument("--peak-tflops", type=float, default=None,
-                        help="the device's peak for MFU (default: known GPUs' bf16 dense peak; none on CPU)")
-    parser.add_argument("--text-lines", type=int, default=None,
-                        help="with --corpus: at most this many lines of each text file (0: WAC only)")
+    parser.add_argument(
+        "--peak-tflops",
+        type=float,
+        default=None,
+        help="the device's peak for MFU (default: known GPUs' bf16 dense peak; none on CPU)",
+    )
+    parser.add_argument(
+        "--text-lines",
+        type=int,
+        default=None,
+        help="with --corpus: at most this many lines of each text file (0: WAC only)",
+    )
     parser.add_argument("--mix", type=parse_mix, default=None, help="with --corpus: the register mix (see pack)")
     parser.add_argument("--max-mib", type=float, default=None, help="with --corpus: cap the pack (default: none)")
-    parser.add_argument("--oversample", type=parse_oversample, default=None,
-                        help="source=TIMES,...: show a source's examples TIMES times per epoch (e.g. wac=3,anthy=3)")
+    parser.add_argument(
+        "--oversample",
+        type=parse_oversample,
+        default=None,
+        help="source=TIMES,...: show a source's examples TIMES times per epoch (e.g. wac=3,anthy=3)",
+    )
     parser.add_argument("--checkpoint-every", type=int, default=500)
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--dtype", choices=("q8_0", "f16", "f32"), default="q8_0", help="GGUF weight type")
-    parser.add_argument("--valid-every", type=int, default=0,
-                        help="held-out loss every N steps; the lowest one's weights are exported (0: the last)")
-    parser.add_argument("--valid-loss-items", type=int, default=1000,
-                        help="held-out examples whose loss is reported on the way out")
-    parser.add_argument("--valid-items", type=int, default=200,
-                        help="held-out examples decoded greedily on the way out (PyTorch)")
+    parser.add_argument(
+        "--valid-every",
+        type=int,
+        default=0,
+        help="held-out loss every N steps; the lowest one's weights are exported (0: the last)",
+    )
+    parser.add_argument(
+        "--valid-loss-items", type=int, default=1000, help="held-out examples whose loss is reported on the way out"
+    )
+    parser.add_argument(
+        "--valid-items", type=int, default=200, help="held-out examples decoded greedily on the way out (PyTorch)"
+    )
     parser.add_argument("--dev", type=Path, default=DEFAULT_DEV, help="dev items (skipped when missing)")
     parser.add_argument("--dev-items", type=int, default=200, help="dev items converted by llama.cpp (0: none)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -337,9 +365,15 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
     if args.pack is None and not (pack_dir / MANIFEST_FILE).is_file():  # packed once, reused on resume
         if world.main:
             print(f"packing {args.corpus} …", file=sys.stderr)
-            pack(args.corpus, pack_dir, max_mib=args.max_mib, mix=args.mix, seed=args.seed,
-                 text_lines=args.text_lines,
-                 characters=read_characters(init_from / "data" / CHARS_FILE) if init_from else None)
+            pack(
+                args.corpus,
+                pack_dir,
+                max_mib=args.max_mib,
+                mix=args.mix,
+                seed=args.seed,
+                text_lines=args.text_lines,
+                characters=read_characters(init_from / "data" / CHARS_FILE) if init_from else None,
+            )
         world.barrier()
     examples = Pack(pack_dir)
     valid = Pack(pack_dir, "valid")
@@ -352,9 +386,12 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
         runner = torch.compile(runner, dynamic=True)
     matrices = [p for p in model.parameters() if p.dim() >= 2]  # norms are not decayed
     vectors = [p for p in model.parameters() if p.dim() < 2]
-    optimizer = torch.optim.AdamW([{"params": matrices, "weight_decay": args.weight_decay},
-                                   {"params": vectors, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95),
-                                  fused=cuda)
+    optimizer = torch.optim.AdamW(
+        [{"params": matrices, "weight_decay": args.weight_decay}, {"params": vectors, "weight_decay": 0.0}],
+        lr=args.lr,
+        betas=(0.9, 0.95),
+        fused=cuda,
+    )
     warmup = args.warmup if args.warmup is not None else max(1, args.steps // 20)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else nullcontext()
 
@@ -376,8 +413,18 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
     def save_checkpoint() -> None:
         if world.main:
             tmp = checkpoint_path.with_suffix(".tmp")
-            torch.save({"config": args.config, "n_vocab": len(vocab), "step": step, "losses": losses,
-                        "initial": initial, "model": model.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
+            torch.save(
+                {
+                    "config": args.config,
+                    "n_vocab": len(vocab),
+                    "step": step,
+                    "losses": losses,
+                    "initial": initial,
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                },
+                tmp,
+            )
             tmp.replace(checkpoint_path)  # a kill mid-write never leaves a broken checkpoint
         world.barrier()
 
@@ -403,8 +450,9 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
         for group in optimizer.param_groups:
             group["lr"] = lr
         with autocast:
-            loss = runner(tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True),
-                          n_labels / world.size)
+            loss = runner(
+                tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True), n_labels / world.size
+            )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -425,13 +473,19 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
             mean_loss = world.mean(window_loss) / window_steps  # the mean of the processes' shares
             seconds = time.perf_counter() - window_started
             rate = window_tokens / seconds
-            losses.append({"step": step, "loss": mean_loss, "lr": lr, "tokens_per_s": round(rate),
-                           "mfu": round(rate * flops_per_token / peak, 4) if peak else None})
+            losses.append(
+                {
+                    "step": step,
+                    "loss": mean_loss,
+                    "lr": lr,
+                    "tokens_per_s": round(rate),
+                    "mfu": round(rate * flops_per_token / peak, 4) if peak else None,
+                }
+            )
             if bar is not None:
                 bar.set_postfix(loss=f"{mean_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:.0f}")
             elif world.main and not args.quiet:
-                print(f"step {step}/{args.steps} loss {mean_loss:.4f} lr {lr:.2e} {rate:.0f} tokens/s",
-                      file=sys.stderr)
+                print(f"step {step}/{args.steps} loss {mean_loss:.4f} lr {lr:.2e} {rate:.0f} tokens/s", file=sys.stderr)
             window_loss.zero_()
             window_steps, window_tokens, window_started = 0, 0, time.perf_counter()
         if args.valid_every and step % args.valid_every == 0 and world.main and len(valid):
@@ -441,8 +495,15 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
         if step % args.checkpoint_every == 0:
             save_checkpoint()
     if window_steps:  # the budget ended between two log lines
-        losses.append({"step": step, "loss": world.mean(window_loss) / window_steps, "lr": lr,
-                       "tokens_per_s": round(window_tokens / (time.perf_counter() - window_started)), "mfu": None})
+        losses.append(
+            {
+                "step": step,
+                "loss": world.mean(window_loss) / window_steps,
+                "lr": lr,
+                "tokens_per_s": round(window_tokens / (time.perf_counter() - window_started)),
+                "mfu": None,
+            }
+        )
     save_checkpoint()
     if bar is not None:
         bar.close()
@@ -456,42 +517,69 @@ def _train(args: argparse.Namespace, world: World, device: str) -> dict:
     if best.weights is not None and final_valid is not None and best.loss < final_valid:
         model.load_state_dict(best.weights)  # many passes over a small pack: the step that generalised best
         final_valid, exported_step = best.loss, best.step
-    gguf_path = write_gguf(out / "model.gguf", vocab, shape, model.export_weights(), dtype=args.dtype,
-                           prompt_format=PROMPT_FORMAT)
+    gguf_path = write_gguf(
+        out / "model.gguf", vocab, shape, model.export_weights(), dtype=args.dtype, prompt_format=PROMPT_FORMAT
+    )
     manifest = examples.manifest
     record = {
-        "config": args.config, "shape": asdict(shape), "n_vocab": len(vocab), "n_params": n_params,
+        "config": args.config,
+        "shape": asdict(shape),
+        "n_vocab": len(vocab),
+        "n_params": n_params,
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "device": torch.cuda.get_device_name(device) if cuda else "cpu", "world_size": world.size,
-        "data": {"pack": str(pack_dir), "pairs": manifest["pairs"], "pairs_by_source": manifest["pairs_by_source"],
-                 "tokens": manifest["tokens"], "mix": manifest["mix"]},
-        "initial": initial, "steps": step, "steps_this_run": step - first_step, "seconds": round(seconds, 1),
+        "device": torch.cuda.get_device_name(device) if cuda else "cpu",
+        "world_size": world.size,
+        "data": {
+            "pack": str(pack_dir),
+            "pairs": manifest["pairs"],
+            "pairs_by_source": manifest["pairs_by_source"],
+            "tokens": manifest["tokens"],
+            "mix": manifest["mix"],
+        },
+        "initial": initial,
+        "steps": step,
+        "steps_this_run": step - first_step,
+        "seconds": round(seconds, 1),
         "seconds_per_step": seconds / (step - first_step) if step > first_step else None,
-        "tokens_this_run": tokens_seen, "tokens_per_s": round(tokens_seen / seconds) if seconds else None,
+        "tokens_this_run": tokens_seen,
+        "tokens_per_s": round(tokens_seen / seconds) if seconds else None,
         "mfu": round(tokens_seen / seconds * flops_per_token / peak, 4) if peak and seconds else None,
         "epochs_this_run": round((step - first_step) * args.batch_size / len(batches.epoch_indices), 3),
         "losses": losses,
-        "gguf": {"path": str(gguf_path), "dtype": args.dtype, "sha256": sha256_file(gguf_path),
-                 "bytes": gguf_path.stat().st_size},
-        "validations": validations, "exported_step": exported_step,
-        "valid": {"examples": min(len(valid), args.valid_loss_items), "loss": final_valid,
-                  "greedy": valid_accuracy(model, valid, args.valid_items, device)},
+        "gguf": {
+            "path": str(gguf_path),
+            "dtype": args.dtype,
+            "sha256": sha256_file(gguf_path),
+            "bytes": gguf_path.stat().st_size,
+        },
+        "validations": validations,
+        "exported_step": exported_step,
+        "valid": {
+            "examples": min(len(valid), args.valid_loss_items),
+            "loss": final_valid,
+            "greedy": valid_accuracy(model, valid, args.valid_items, device),
+        },
         "dev": dev_accuracy(gguf_path, args.dev, args.dev_items, args.threads)
-        if args.dev.is_file() and args.dev_items > 0 and can_run_gguf() else None,
+        if args.dev.is_file() and args.dev_items > 0 and can_run_gguf()
+        else None,
     }
     (out / "run.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: record[k] for k in ("steps", "tokens_per_s", "mfu", "valid", "dev")}, ensure_ascii=False))
     return record
 
 
-COMMANDS = {"pack": ("training.pack", "main"), "assemble": ("training.device", "assemble_main"),
-            "heldout": ("training.heldout", "main")}
+COMMANDS = {
+    "pack": ("training.pack", "main"),
+    "assemble": ("training.device", "assemble_main"),
+    "heldout": ("training.heldout", "main"),
+}
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in COMMANDS:
         from importlib import import_module
+
         module, function = COMMANDS[argv[0]]
         getattr(import_module(module), function)(argv[1:])
         return

@@ -4,8 +4,13 @@ Composer, so callers can keep, compare and undo states freely."""
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from daemon.forms import (to_fullwidth_ascii, to_fullwidth_hiragana, to_fullwidth_katakana, to_halfwidth_ascii,
-                          to_halfwidth_katakana)
+from daemon.forms import (
+    to_fullwidth_ascii,
+    to_fullwidth_hiragana,
+    to_fullwidth_katakana,
+    to_halfwidth_ascii,
+    to_halfwidth_katakana,
+)
 from daemon.composer.table import ROMAJI_TABLE, RomajiTable, Rule
 from daemon.kana import to_katakana
 
@@ -24,6 +29,7 @@ class InputMode(Enum):
 
 class Transliteration(Enum):
     """The forms the whole composition can be turned into, by function key."""
+
     HIRAGANA = "F6"
     KATAKANA = "F7"
     HALFWIDTH_KATAKANA = "F8"
@@ -52,6 +58,7 @@ class _Chunk:
     `text` is what they became, mode aside: the table's output (hiragana) or a full-width symbol in the
     romaji modes, the key itself in the others. It is None while the romaji is unfinished (`ky`): the
     chunk then shows as typed, and the next key may still complete it."""
+
     raw: str
     text: str | None
     mode: InputMode
@@ -99,6 +106,7 @@ def _compose(table: RomajiTable, romaji: str, mode: InputMode) -> tuple[_Chunk, 
 class Composer:
     """The text being composed, as chunks of typed keys. Keys are appended at the end; there is no cursor.
     `table` says what keys type in the romaji modes: Mozc's table and symbols unless configured."""
+
     mode: InputMode = InputMode.HIRAGANA
     table: RomajiTable = field(default=ROMAJI_TABLE, repr=False)
     _chunks: tuple[_Chunk, ...] = field(default=(), repr=False)

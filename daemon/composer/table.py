@@ -13,6 +13,7 @@ MAX_TABLE_BYTES = 1 << 20  # far above any real table (Mozc's is 3 KB); stops a 
 class Rule:
     """What a romaji sequence turns into: `output`, plus `pending` romaji that starts the next sequence
     (`tt` → っ with `t` still pending, so that `tte` → って)."""
+
     output: str
     pending: str = ""
 
@@ -23,6 +24,7 @@ class RomajiTableError(ValueError):
 
 class Punctuation(StrEnum):
     """What , and . type (Mozc's punctuation styles)."""
+
     TOUTEN_KUTEN = "、。"
     COMMA_PERIOD = "，．"
     COMMA_KUTEN = "，。"
@@ -31,18 +33,21 @@ class Punctuation(StrEnum):
 
 class Brackets(StrEnum):
     """What [ and ] type."""
+
     CORNER = "「」"
     SQUARE = "［］"
 
 
 class Slash(StrEnum):
     """What / types."""
+
     MIDDLE_DOT = "・"
     SLASH = "／"
 
 
 class SpaceWidth(StrEnum):
     """What Space types in the kana modes."""
+
     FULL = "full"
     HALF = "half"
 
@@ -50,6 +55,7 @@ class SpaceWidth(StrEnum):
 @dataclass(frozen=True)
 class SymbolStyle:
     """The symbols the punctuation keys type; the defaults are Mozc's."""
+
     punctuation: Punctuation = Punctuation.TOUTEN_KUTEN
     brackets: Brackets = Brackets.CORNER
     slash: Slash = Slash.MIDDLE_DOT
@@ -59,8 +65,14 @@ class SymbolStyle:
         comma, period = self.punctuation.value
         opening, closing = self.brackets.value
         space = "\u3000" if self.space is SpaceWidth.FULL else " "
-        return {",": Rule(comma), ".": Rule(period), "[": Rule(opening), "]": Rule(closing),
-                "/": Rule(self.slash.value), " ": Rule(space)}
+        return {
+            ",": Rule(comma),
+            ".": Rule(period),
+            "[": Rule(opening),
+            "]": Rule(closing),
+            "/": Rule(self.slash.value),
+            " ": Rule(space),
+        }
 
 
 def with_symbol_style(rules: dict[str, Rule], style: SymbolStyle) -> dict[str, Rule]:

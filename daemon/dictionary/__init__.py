@@ -21,5 +21,17 @@ def system_reader() -> TextReader:
     return TextReader()
 
 
-__all__ = ["Bunsetsu", "DictionaryCandidate", "DictionaryUnavailable", "Lattice", "Morpheme", "Segment",
-           "SystemDictionary", "TextReader", "Word", "split_bunsetsu", "system_dictionary", "system_reader"]
+__all__ = [
+    "Bunsetsu",
+    "DictionaryCandidate",
+    "DictionaryUnavailable",
+    "Lattice",
+    "Morpheme",
+    "Segment",
+    "SystemDictionary",
+    "TextReader",
+    "Word",
+    "split_bunsetsu",
+    "system_dictionary",
+    "system_reader",
+]

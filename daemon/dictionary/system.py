@@ -47,8 +47,10 @@ _BOS_EOS_ID = 0
 # forms it keys only ～, U+FF5E). Spaces and control characters become U+3000, an ordinary unknown character,
 # because MeCab skips spaces and its output lines cannot carry tabs or newlines; results show them as typed.
 _IDEOGRAPHIC_SPACE = 0x3000
-_READING_TO_KEY = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5E)},
-                   **{code: _IDEOGRAPHIC_SPACE for code in (*range(0x21), *range(0x7F, 0xA0))}}
+_READING_TO_KEY = {
+    **{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5E)},
+    **{code: _IDEOGRAPHIC_SPACE for code in (*range(0x21), *range(0x7F, 0xA0))},
+}
 
 
 def paths_to_read(n: int, reading_chars: int) -> int:
@@ -112,8 +114,11 @@ class SystemDictionary:
                     continue
                 seen.add(joined)
                 path = _as_typed(morphemes(), reading)
-                candidates.append(DictionaryCandidate("".join(m.surface for m in path), self._path_cost(files, path),
-                                            split_bunsetsu(path)))
+                candidates.append(
+                    DictionaryCandidate(
+                        "".join(m.surface for m in path), self._path_cost(files, path), split_bunsetsu(path)
+                    )
+                )
                 if len(candidates) == n:
                     break
         return candidates
@@ -133,11 +138,12 @@ class SystemDictionary:
             raise ValueError(f"segment boundaries {ends} do not cut a reading of {len(reading)} characters")
         starts = [0, *ends]
         segments = [self._segment(reading[start:end], n) for start, end in zip(starts, ends)]
-        tail = reading[starts[-1]:]
+        tail = reading[starts[-1] :]
         if tail:
             best = self.convert(tail, 1)[0]
-            segments += [self._segment(bunsetsu.reading, n, self._bunsetsu_candidate(bunsetsu))
-                         for bunsetsu in best.segments]
+            segments += [
+                self._segment(bunsetsu.reading, n, self._bunsetsu_candidate(bunsetsu)) for bunsetsu in best.segments
+            ]
         return segments
 
     def lookup(self, reading: str) -> list[Word]:
@@ -153,8 +159,11 @@ class SystemDictionary:
         (character offsets), without duplicates."""
         key = _dictionary_key(to_hiragana(reading))
         lexicon = self._files().lexicon
-        words = dict.fromkeys((start, start + entry.length, entry.surface)
-                              for start in range(len(key)) for entry in lexicon.prefix_words(key[start:]))
+        words = dict.fromkeys(
+            (start, start + entry.length, entry.surface)
+            for start in range(len(key))
+            for entry in lexicon.prefix_words(key[start:])
+        )
         return list(words)
 
     def lattice(self, reading: str, per_reading: int) -> Lattice:
@@ -168,10 +177,13 @@ class SystemDictionary:
         for start in range(len(key)):
             words = []
             for entry in files.lexicon.prefix_words(key[start:], per_reading):
-                typed = reading[start:start + entry.length]
-                copies_its_key = entry.surface == key[start:start + entry.length]
-                words.append(Morpheme(typed, typed if copies_its_key else entry.surface, entry.left_id,
-                                      entry.right_id, entry.cost))
+                typed = reading[start : start + entry.length]
+                copies_its_key = entry.surface == key[start : start + entry.length]
+                words.append(
+                    Morpheme(
+                        typed, typed if copies_its_key else entry.surface, entry.left_id, entry.right_id, entry.cost
+                    )
+                )
             words.append(Morpheme(reading[start], reading[start], left_id, right_id, cost, unknown=True))
             words_from.append(tuple(words))
         return Lattice(reading, tuple(words_from), files.connection)
@@ -184,8 +196,11 @@ class SystemDictionary:
         candidates = candidates[:n]
         fallback_cost = max((c.cost for c in candidates), default=0) + 1
         texts = {c.text for c in candidates}
-        candidates += [DictionaryCandidate(kana, fallback_cost, (Bunsetsu(reading, kana, ()),))
-                       for kana in dict.fromkeys((reading, to_katakana(reading))) if kana not in texts]
+        candidates += [
+            DictionaryCandidate(kana, fallback_cost, (Bunsetsu(reading, kana, ()),))
+            for kana in dict.fromkeys((reading, to_katakana(reading)))
+            if kana not in texts
+        ]
         return Segment(reading, tuple(candidates))
 
     def _bunsetsu_candidate(self, bunsetsu: Bunsetsu) -> DictionaryCandidate:
@@ -193,8 +208,7 @@ class SystemDictionary:
         return DictionaryCandidate(bunsetsu.surface, self._path_cost(self._files(), bunsetsu.morphemes), (bunsetsu,))
 
     @staticmethod
-    def _paths(files: _Loaded, key: str,
-               limit: int) -> Generator[tuple[str, Callable[[], list[Morpheme]]], None, None]:
+    def _paths(files: _Loaded, key: str, limit: int) -> Generator[tuple[str, Callable[[], list[Morpheme]]], None, None]:
         """MeCab's N-best paths over a dictionary key, best first, at most `limit` of them: each path's text as
         the dictionary spells it (which decides duplicates), and a function that reads its morphemes (only the
         kept paths need them). The caller holds the query lock."""
@@ -214,8 +228,10 @@ class SystemDictionary:
                 fields = lattice.toString().split(_FIELD_SEPARATOR)  # _WORD_FIELDS per word, then ""
                 features = fields[0:-1:_WORD_FIELDS]
                 if _UNKNOWN_FEATURE in features:
-                    features = [key if feature == _UNKNOWN_FEATURE else feature
-                                for feature, key in zip(features, fields[1:-1:_WORD_FIELDS])]
+                    features = [
+                        key if feature == _UNKNOWN_FEATURE else feature
+                        for feature, key in zip(features, fields[1:-1:_WORD_FIELDS])
+                    ]
                 yield "".join(features), partial(_path_morphemes, fields)
         finally:
             MeCab.Lattice.__swig_destroy__(lattice)
@@ -245,13 +261,19 @@ class SystemDictionary:
             raise DictionaryUnavailable(f"MeCab cannot open a dictionary under a path with spaces: {directory}")
         try:
             # -r /dev/null: no mecabrc; -x: the feature of unknown characters; the formats: _WORD_FORMAT
-            model = MeCab.Model(f"-d {directory} -r /dev/null -x {_UNKNOWN_FEATURE} --node-format={_WORD_FORMAT} "
-                                f"--unk-format={_WORD_FORMAT} --eos-format=")
+            model = MeCab.Model(
+                f"-d {directory} -r /dev/null -x {_UNKNOWN_FEATURE} --node-format={_WORD_FORMAT} "
+                f"--unk-format={_WORD_FORMAT} --eos-format="
+            )
         except RuntimeError as error:
             raise DictionaryUnavailable(f"MeCab could not open the dictionary in {directory}: {error}") from error
-        return _Loaded(model, model.createTagger(), Lexicon(directory / "sys.dic", model.transition_cost),
-                       connection_matrix(directory / "matrix.bin"),
-                       unknown_word(directory / "unk.def"))
+        return _Loaded(
+            model,
+            model.createTagger(),
+            Lexicon(directory / "sys.dic", model.transition_cost),
+            connection_matrix(directory / "matrix.bin"),
+            unknown_word(directory / "unk.def"),
+        )
 
 
 def connection_matrix(path: Path) -> np.ndarray:
@@ -287,8 +309,16 @@ def _as_typed(path: list[Morpheme], reading: str) -> list[Morpheme]:
         end = start + len(morpheme.reading)
         copied = morpheme.surface == morpheme.reading
         # the constructor, not dataclasses.replace: this runs for every morpheme of up to n paths a query
-        typed.append(Morpheme(reading[start:end], reading[start:end] if copied else morpheme.surface,
-                              morpheme.left_id, morpheme.right_id, morpheme.cost, morpheme.unknown))
+        typed.append(
+            Morpheme(
+                reading[start:end],
+                reading[start:end] if copied else morpheme.surface,
+                morpheme.left_id,
+                morpheme.right_id,
+                morpheme.cost,
+                morpheme.unknown,
+            )
+        )
         start = end
     return typed
 
@@ -297,7 +327,7 @@ def _path_morphemes(fields: list[str]) -> list[Morpheme]:
     """A path's morphemes from its printed fields (an unknown word's surface is its characters)."""
     morphemes = []
     for start in range(0, len(fields) - 1, _WORD_FIELDS):
-        feature, key, left_id, right_id, cost, status = fields[start:start + _WORD_FIELDS]
+        feature, key, left_id, right_id, cost, status = fields[start : start + _WORD_FIELDS]
         unknown = status == _UNKNOWN_STATUS
         morphemes.append(Morpheme(key, key if unknown else feature, int(left_id), int(right_id), int(cost), unknown))
     return morphemes

@@ -5,8 +5,7 @@ llama.cpp is not installed: the training machine imports the prompt builders and
 
 from importlib import import_module
 
-__all__ = ["Engine", "EngineStatus", "EngineUnavailable", "ModelCandidate", "ModelInfo", "ModelSession",
-           "ModelState"]
+__all__ = ["Engine", "EngineStatus", "EngineUnavailable", "ModelCandidate", "ModelInfo", "ModelSession", "ModelState"]
 
 
 def __getattr__(name: str):

@@ -20,8 +20,7 @@ from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.lookahead import JacobiWindow, LookaheadSettings, NgramPool
 from daemon.engine.native import Context, LlamaError, Model
 from daemon.engine.beam import MAX_BEAM
-from daemon.engine.search import (Hypothesis, beam_search, greedy_search, log_softmax,
-                                  permutation_plan)
+from daemon.engine.search import Hypothesis, beam_search, greedy_search, log_softmax, permutation_plan
 
 KV_HEADROOM_CELLS = 64
 BATCH_HEADROOM = 8
@@ -35,6 +34,7 @@ def kv_cells_needed(prompt_len: int, beam: int, max_new: int) -> int:
 @dataclass
 class GreedyStats:
     """What greedy decoding has done since the decoder was made (read by tsuzuri-bench engine)."""
+
     steps: int = 0  # batches decoded after the prompt's
     tokens: int = 0  # output tokens
     guessed: int = 0  # guessed tokens decoded alongside
@@ -57,9 +57,16 @@ class SessionDecoder:
     common prefix with the previous prompt are decoded again.
     """
 
-    def __init__(self, model: Model, n_threads: int = 2, exact: bool = False, beam_capacity: int = 8,
-                 prompt_capacity: int = 64, max_new_capacity: int = 40,
-                 lookahead: LookaheadSettings | None = None):
+    def __init__(
+        self,
+        model: Model,
+        n_threads: int = 2,
+        exact: bool = False,
+        beam_capacity: int = 8,
+        prompt_capacity: int = 64,
+        max_new_capacity: int = 40,
+        lookahead: LookaheadSettings | None = None,
+    ):
         self.model = model
         self.n_threads = n_threads
         self.exact = exact
@@ -71,8 +78,9 @@ class SessionDecoder:
         self._cached: list[int] = []  # the prompt whose KV seq 0 holds
         self._cached_logprobs: np.ndarray | None = None  # next-token distribution after it
         self._last_output: tuple[int, ...] = ()  # the previous greedy output: the next one's draft
-        self._ensure_context(min(beam_capacity, MAX_BEAM),
-                             kv_cells_needed(prompt_capacity, beam_capacity, max_new_capacity))
+        self._ensure_context(
+            min(beam_capacity, MAX_BEAM), kv_cells_needed(prompt_capacity, beam_capacity, max_new_capacity)
+        )
 
     # -- context management -------------------------------------------------------------------
 
@@ -86,8 +94,14 @@ class SessionDecoder:
             beam, cells = max(beam, cap_beam), max(cells, cap_cells)
             n_seq = 2 * beam
             n_batch = max(PROMPT_BATCH, n_seq) + BATCH_HEADROOM
-            self._ctx = Context(self.model, n_ctx=max(cells, n_batch), n_seq=n_seq, n_batch=n_batch,
-                                n_threads=self.n_threads, exact=self.exact)
+            self._ctx = Context(
+                self.model,
+                n_ctx=max(cells, n_batch),
+                n_seq=n_seq,
+                n_batch=n_batch,
+                n_threads=self.n_threads,
+                exact=self.exact,
+            )
             self._capacity = (beam, cells)
         return self._ctx
 
@@ -132,11 +146,16 @@ class SessionDecoder:
             self._cached = prompt[:start]
             logits = None
             for begin in range(start, len(prompt), PROMPT_BATCH):
-                chunk = prompt[begin:begin + PROMPT_BATCH]
+                chunk = prompt[begin : begin + PROMPT_BATCH]
                 last = begin + len(chunk) == len(prompt)
-                logits = ctx.decode(chunk, list(range(begin, begin + len(chunk))), [0] * len(chunk),
-                                    [last and i == len(chunk) - 1 for i in range(len(chunk))], pad_seq=1)
-                self._cached = prompt[:begin + len(chunk)]
+                logits = ctx.decode(
+                    chunk,
+                    list(range(begin, begin + len(chunk))),
+                    [0] * len(chunk),
+                    [last and i == len(chunk) - 1 for i in range(len(chunk))],
+                    pad_seq=1,
+                )
+                self._cached = prompt[: begin + len(chunk)]
         except LlamaError:
             self._forget_prompt()
             raise
@@ -158,8 +177,14 @@ class SessionDecoder:
 
     # -- searches -------------------------------------------------------------------------------
 
-    def greedy(self, prompt: list[int], max_new: int, stop_tokens: Collection[int],
-               use_draft: bool = True, draft: Sequence[int] | None = None) -> Hypothesis:
+    def greedy(
+        self,
+        prompt: list[int],
+        max_new: int,
+        stop_tokens: Collection[int],
+        use_draft: bool = True,
+        draft: Sequence[int] | None = None,
+    ) -> Hypothesis:
         """Greedy decoding, each step verifying guesses in the same batch: `draft` when given (e.g. the
         dictionary's best path), else the previous call's output (the output only grows while the user
         types), and with lookahead the n-gram pool's entries while the Jacobi window fills the pool. The
@@ -167,8 +192,9 @@ class SessionDecoder:
         lookahead = self.lookahead
         guess_seqs = 1 + (lookahead.per_token if lookahead else 0)
         window_seqs = lookahead.window if lookahead else 0
-        ctx = self._ensure_context((2 + guess_seqs + window_seqs) // 2,
-                                   kv_cells_needed(len(prompt), 1, max_new) + PROMPT_BATCH)
+        ctx = self._ensure_context(
+            (2 + guess_seqs + window_seqs) // 2, kv_cells_needed(len(prompt), 1, max_new) + PROMPT_BATCH
+        )
         first = self.prefill(prompt)
         window = JacobiWindow(lookahead, list(self._last_output) + prompt) if lookahead else None
         pool = self._pool
@@ -179,7 +205,7 @@ class SessionDecoder:
         used = 0  # sequences besides 0 the last batch used
 
         def propose(tokens: tuple[int, ...]) -> list[Sequence[int]]:
-            guesses: list[Sequence[int]] = [draft[len(tokens):]] if draft[:len(tokens)] == tokens else []
+            guesses: list[Sequence[int]] = [draft[len(tokens) :]] if draft[: len(tokens)] == tokens else []
             return guesses + (pool.following(tokens[-1]) if pool is not None else [])
 
         def verify(token: int, guesses: list[tuple[int, ...]]) -> dict[tuple[int, ...], np.ndarray]:
@@ -191,16 +217,17 @@ class SessionDecoder:
             for seq in range(1, used + 1):
                 ctx.seq_cp(0, seq)
             nodes = list(trie)
-            rows = ([(token, pos, tuple(range(used + 1)), True)]
-                    + [(node[-1], pos + len(node), tuple(trie[node]), True) for node in nodes]
-                    + [(r.token, pos + r.offset, tuple(1 + taken + c for c in r.columns), r.predicts)
-                       for r in window_rows])
+            rows = (
+                [(token, pos, tuple(range(used + 1)), True)]
+                + [(node[-1], pos + len(node), tuple(trie[node]), True) for node in nodes]
+                + [(r.token, pos + r.offset, tuple(1 + taken + c for c in r.columns), r.predicts) for r in window_rows]
+            )
             row_tokens, positions, seqs, outputs = (list(column) for column in zip(*rows))
             logprobs = log_softmax(ctx.decode(row_tokens, positions, seqs, outputs, pad_seq=used + 1))
             stats.steps += 1
             stats.guessed += len(nodes)
             if window is not None and pool is not None:  # both come with lookahead
-                predictions = np.argmax(logprobs[1 + len(nodes):], axis=-1)
+                predictions = np.argmax(logprobs[1 + len(nodes) :], axis=-1)
                 for ngram in window.shift(token, predictions):
                     pool.add(ngram)
             return {(): logprobs[0]} | {node: logprobs[1 + k] for k, node in enumerate(nodes)}
@@ -224,8 +251,14 @@ class SessionDecoder:
         self._last_output = result.tokens
         return result
 
-    def beam(self, prompt: list[int], beam: int, max_new: int, stop_tokens: Collection[int],
-             constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
+    def beam(
+        self,
+        prompt: list[int],
+        beam: int,
+        max_new: int,
+        stop_tokens: Collection[int],
+        constraint: SpellingConstraint | None = None,
+    ) -> list[Hypothesis]:
         beam = min(max(beam, 1), MAX_BEAM)
         ctx = self._ensure_context(beam, kv_cells_needed(len(prompt), beam, max_new))
         first = self.prefill(prompt)
@@ -271,9 +304,15 @@ class SessionDecoder:
                 for slot in range(1, taken + 1):
                     ctx.seq_cp(0, slot)
                 prefixes = list(trie)
-                rows_logprobs = log_softmax(ctx.decode(
-                    [prefix[-1] for prefix in prefixes], [len(prompt) + len(prefix) - 1 for prefix in prefixes],
-                    list(trie.values()), [True] * len(prefixes), pad_seq=taken + 1))
+                rows_logprobs = log_softmax(
+                    ctx.decode(
+                        [prefix[-1] for prefix in prefixes],
+                        [len(prompt) + len(prefix) - 1 for prefix in prefixes],
+                        list(trie.values()),
+                        [True] * len(prefixes),
+                        pad_seq=taken + 1,
+                    )
+                )
                 after = dict(zip(prefixes, rows_logprobs))
                 for index in indices:
                     scores[index] = candidate_score(first, after, candidates[index], end_token)
@@ -284,23 +323,24 @@ class SessionDecoder:
         return scores
 
 
-def candidate_score(first: np.ndarray, after: dict[tuple[int, ...], np.ndarray], candidate: Sequence[int],
-                    end_token: int) -> float:
+def candidate_score(
+    first: np.ndarray, after: dict[tuple[int, ...], np.ndarray], candidate: Sequence[int], end_token: int
+) -> float:
     """log P(candidate, then end_token) from the prompt's next-token row and the rows after each of the
     candidate's prefixes (its trie nodes)."""
     following = list(candidate[1:]) + [end_token]
-    return float(first[candidate[0]]) + sum(float(after[tuple(candidate[:k + 1])][t])
-                                            for k, t in enumerate(following))
+    return float(first[candidate[0]]) + sum(float(after[tuple(candidate[: k + 1])][t]) for k, t in enumerate(following))
 
 
-def trie_batch(candidates: list[list[int]], max_candidates: int,
-               max_rows: int) -> tuple[int, dict[tuple[int, ...], list[int]]]:
+def trie_batch(
+    candidates: list[list[int]], max_candidates: int, max_rows: int
+) -> tuple[int, dict[tuple[int, ...], list[int]]]:
     """The batch for the longest leading run of `candidates` (at most `max_candidates`) whose token trie
     has at most `max_rows` nodes: how many candidates that is, and each trie node — a token prefix, parents
     before children — with the slots (1-based) of the candidates sharing it."""
     trie: dict[tuple[int, ...], list[int]] = {}
     for taken, cand in enumerate(candidates[:max_candidates]):
-        prefixes = [tuple(cand[:k + 1]) for k in range(len(cand))]
+        prefixes = [tuple(cand[: k + 1]) for k in range(len(cand))]
         if len(trie) + sum(prefix not in trie for prefix in prefixes) > max_rows:
             return taken, trie
         for prefix in prefixes:

@@ -56,15 +56,14 @@ class EngineUnavailable(RuntimeError):
 
 def clean_text(text: str) -> str:
     """Drop what cannot be part of a reading or context: control characters, lone surrogates, markers."""
-    return "".join(ch for ch in text
-                   if ch not in MARKERS and unicodedata.category(ch) not in ("Cc", "Cs"))
+    return "".join(ch for ch in text if ch not in MARKERS and unicodedata.category(ch) not in ("Cc", "Cs"))
 
 
 def split_reading(reading: str, limit: int = CHUNK_KANA) -> list[str]:
     """Cut a long reading into chunks of at most `limit` characters, preferably after punctuation."""
     pieces = []
     for piece in _CHUNK_END.findall(reading):
-        pieces += [piece[i:i + limit] for i in range(0, len(piece), limit)]
+        pieces += [piece[i : i + limit] for i in range(0, len(piece), limit)]
     chunks: list[str] = []
     for piece in pieces:
         if chunks and len(chunks[-1]) + len(piece) <= limit:
@@ -155,8 +154,14 @@ class LiveDecoders:
 class Engine:
     """Owns the model. All llama.cpp work is serialised by one lock: contexts share the CPU anyway."""
 
-    def __init__(self, n_threads: int = 2, exact: bool = False, beam_width: int = DEFAULT_BEAM_WIDTH,
-                 on_status: Callable[[EngineStatus], None] | None = None, max_live_decoders: int = 4):
+    def __init__(
+        self,
+        n_threads: int = 2,
+        exact: bool = False,
+        beam_width: int = DEFAULT_BEAM_WIDTH,
+        on_status: Callable[[EngineStatus], None] | None = None,
+        max_live_decoders: int = 4,
+    ):
         self.n_threads = n_threads
         self.exact = exact
         # The width of the model's beam search when it offers several conversions (at least as many);
@@ -195,8 +200,9 @@ class Engine:
             self._load_requests += 1
             request = self._load_requests
             self._set_status(EngineStatus(ModelState.LOADING, name))
-        thread = threading.Thread(target=self._load, args=(name, prompt_format, request),
-                                  name="tsuzuri-model-load", daemon=True)
+        thread = threading.Thread(
+            target=self._load, args=(name, prompt_format, request), name="tsuzuri-model-load", daemon=True
+        )
         thread.start()
         return thread
 
@@ -226,8 +232,11 @@ class Engine:
                 return
             self._drop_model()
             self._loaded = loaded
-            self._set_status(EngineStatus(ModelState.FAILED, name, failure) if failure is not None
-                             else EngineStatus(ModelState.READY, name))
+            self._set_status(
+                EngineStatus(ModelState.FAILED, name, failure)
+                if failure is not None
+                else EngineStatus(ModelState.READY, name)
+            )
 
     def _drop_model(self) -> None:
         """Free the model; called with the lock held. Contexts must go before the weights they use."""
@@ -240,8 +249,9 @@ class Engine:
         """The loaded model (call with the lock held), or a clear error saying why there is none."""
         if self._loaded is None:
             status = self._status
-            raise EngineUnavailable(f"no model ready ({status.state.value}"
-                                    f"{': ' + status.reason if status.reason else ''})")
+            raise EngineUnavailable(
+                f"no model ready ({status.state.value}{': ' + status.reason if status.reason else ''})"
+            )
         return self._loaded
 
     @contextmanager
@@ -287,15 +297,20 @@ class Engine:
         """A model session: its own KV state, so its next keystroke reuses its prompt prefix."""
         return ModelSession(self)
 
-    def convert(self, reading: str, context: str = "", n: int = 1,
-                session: ModelSession | None = None, draft: str | None = None,
-                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[ModelCandidate]:
+    def convert(
+        self,
+        reading: str,
+        context: str = "",
+        n: int = 1,
+        session: ModelSession | None = None,
+        draft: str | None = None,
+        spellings: Sequence[tuple[int, int, str]] | None = None,
+    ) -> list[ModelCandidate]:
         """Ranked candidates for a katakana/hiragana reading: up to n from the model (greedy for n = 1, else
         a beam search at least `beam_width` wide), then the reading itself in hiragana and katakana."""
         return (session or self._default()).convert(reading, context, n, draft, spellings)
 
-    def score(self, reading: str, context: str, texts: list[str],
-              session: ModelSession | None = None) -> list[float]:
+    def score(self, reading: str, context: str, texts: list[str], session: ModelSession | None = None) -> list[float]:
         """log P(text | reading, context) for each text (see ModelSession.score)."""
         return (session or self._default()).score(reading, context, texts)
 
@@ -304,7 +319,6 @@ class Engine:
         if self._default_session is None:
             self._default_session = self.session()
         return self._default_session
-
 
 
 class ModelSession:
@@ -320,14 +334,21 @@ class ModelSession:
         if self._decoder is None or self._decoder_model is not loaded.model:
             self.close_decoder()
             engine.live_decoders.make_room()
-            self._decoder = SessionDecoder(loaded.model, n_threads=engine.n_threads, exact=engine.exact,
-                                           beam_capacity=engine.beam_width)
+            self._decoder = SessionDecoder(
+                loaded.model, n_threads=engine.n_threads, exact=engine.exact, beam_capacity=engine.beam_width
+            )
             self._decoder_model = loaded.model
         engine.live_decoders.touch(self)
         return self._decoder
 
-    def convert(self, reading: str, context: str = "", n: int = 1, draft: str | None = None,
-                spellings: Sequence[tuple[int, int, str]] | None = None) -> list[ModelCandidate]:
+    def convert(
+        self,
+        reading: str,
+        context: str = "",
+        n: int = 1,
+        draft: str | None = None,
+        spellings: Sequence[tuple[int, int, str]] | None = None,
+    ) -> list[ModelCandidate]:
         """`draft`: a likely output (the dictionary's best path) that greedy decoding verifies in one
         batch; it changes no result, only how many steps the model takes.
 
@@ -361,13 +382,15 @@ class ModelSession:
             if draft and len(chunks) == 1:
                 draft_tokens = loaded.model.tokenize(clean_text(draft), special=False)
             width = 1 if n == 1 else min(max(n, engine.beam_width), MAX_BEAM)
-            hypotheses = self._search(loaded, decoder, chunks[-1], context + prefix, width, draft_tokens,
-                                      constraints[-1])
+            hypotheses = self._search(
+                loaded, decoder, chunks[-1], context + prefix, width, draft_tokens, constraints[-1]
+            )
         return self._candidates(loaded, hypotheses[:n], prefix, prefix_score, reading)
 
     @staticmethod
-    def _chunk_constraints(loaded: _LoadedModel, chunks: list[str],
-                           spellings: Sequence[tuple[int, int, str]] | None) -> list[SpellingConstraint | None]:
+    def _chunk_constraints(
+        loaded: _LoadedModel, chunks: list[str], spellings: Sequence[tuple[int, int, str]] | None
+    ) -> list[SpellingConstraint | None]:
         """One constraint per chunk from the words lying wholly inside it (None everywhere without words)."""
         if spellings is None:
             return [None] * len(chunks)
@@ -403,9 +426,16 @@ class ModelSession:
             scores[i] = value
         return scores
 
-    def _search(self, loaded: _LoadedModel, decoder: SessionDecoder, reading: str, context: str,
-                width: int, draft: list[int] | None = None,
-                constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
+    def _search(
+        self,
+        loaded: _LoadedModel,
+        decoder: SessionDecoder,
+        reading: str,
+        context: str,
+        width: int,
+        draft: list[int] | None = None,
+        constraint: SpellingConstraint | None = None,
+    ) -> list[Hypothesis]:
         prompt = loaded.prompt(reading, context)
         max_new = max_new_tokens(loaded.model, reading)
         if width == 1 and constraint is None:
@@ -413,8 +443,9 @@ class ModelSession:
         return decoder.beam(prompt, width, max_new, loaded.stop_tokens, constraint)
 
     @staticmethod
-    def _candidates(loaded: _LoadedModel, hypotheses: list[Hypothesis], prefix: str, prefix_score: float,
-                    reading: str) -> list[ModelCandidate]:
+    def _candidates(
+        loaded: _LoadedModel, hypotheses: list[Hypothesis], prefix: str, prefix_score: float, reading: str
+    ) -> list[ModelCandidate]:
         candidates: list[ModelCandidate] = []
         seen = set()
         for hyp in hypotheses:

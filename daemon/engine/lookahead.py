@@ -42,12 +42,12 @@ class NgramPool:
         if rest in entries:
             entries.remove(rest)
         entries.insert(0, rest)
-        del entries[self.per_token:]
+        del entries[self.per_token :]
 
     def add_sequence(self, tokens: Sequence[int]) -> None:
         """Every n-gram of `tokens` (an output the model produced), the last ones newest."""
         for start in range(len(tokens) - self.ngram + 1):
-            self.add(tokens[start:start + self.ngram])
+            self.add(tokens[start : start + self.ngram])
 
     def following(self, token: int) -> list[tuple[int, ...]]:
         return list(self._following.get(token, ()))
@@ -70,16 +70,21 @@ class JacobiWindow:
         width, depth = settings.window, settings.ngram - 1
         self.width = width
         # Deterministic start: the seed tokens in order, wrapping round (what is guessed changes no output).
-        self.levels = [[seed[(level * width + column) % len(seed)] for column in range(width)]
-                       for level in range(depth)]
+        self.levels = [
+            [seed[(level * width + column) % len(seed)] for column in range(width)] for level in range(depth)
+        ]
 
     def rows(self) -> list[WindowRow]:
         """The window's batch rows, but for level 0 of column 0 (the decoded token's own row)."""
         last = len(self.levels) - 1
-        return [WindowRow(token, column + level,
-                          tuple(range(column, self.width)) if level == 0 else (column,), level == last)
-                for level, tokens in enumerate(self.levels)
-                for column, token in enumerate(tokens) if (level, column) != (0, 0)]
+        return [
+            WindowRow(
+                token, column + level, tuple(range(column, self.width)) if level == 0 else (column,), level == last
+            )
+            for level, tokens in enumerate(self.levels)
+            for column, token in enumerate(tokens)
+            if (level, column) != (0, 0)
+        ]
 
     def shift(self, token: int, predictions: Sequence[int]) -> list[tuple[int, ...]]:
         """After a batch that decoded `token` with rows(): the columns' n-grams, and the window moved up a level
@@ -87,7 +92,8 @@ class JacobiWindow:
         if len(predictions) != self.width:
             raise ValueError(f"{len(predictions)} predictions for {self.width} columns")
         self.levels[0][0] = token
-        ngrams = [tuple(level[column] for level in self.levels) + (int(predictions[column]),)
-                  for column in range(self.width)]
+        ngrams = [
+            tuple(level[column] for level in self.levels) + (int(predictions[column]),) for column in range(self.width)
+        ]
         self.levels = self.levels[1:] + [[int(p) for p in predictions]]
         return ngrams

@@ -153,8 +153,16 @@ class Context:
     which KV-sharing decodes are bitwise equal to re-prefilling (used by the equivalence tests).
     """
 
-    def __init__(self, model: Model, n_ctx: int, n_seq: int, n_batch: int, n_threads: int = 2,
-                 exact: bool = False, n_ubatch: int | None = None):
+    def __init__(
+        self,
+        model: Model,
+        n_ctx: int,
+        n_seq: int,
+        n_batch: int,
+        n_threads: int = 2,
+        exact: bool = False,
+        n_ubatch: int | None = None,
+    ):
         if not 1 <= n_seq <= MAX_SEQUENCES:
             raise LlamaError(f"n_seq {n_seq} outside 1..{MAX_SEQUENCES}")
         if n_batch < n_seq + 1:  # llama.cpp reserves n_batch outputs; one row per sequence + a pad
@@ -195,8 +203,14 @@ class Context:
         if not 0 <= seq < self.n_seq:
             raise LlamaError(f"sequence id {seq} outside 0..{self.n_seq - 1}")
 
-    def decode(self, tokens: list[int], positions: list[int], seqs: Sequence[int | Sequence[int]],
-               outputs: list[bool], pad_seq: int | None = None) -> np.ndarray:
+    def decode(
+        self,
+        tokens: list[int],
+        positions: list[int],
+        seqs: Sequence[int | Sequence[int]],
+        outputs: list[bool],
+        pad_seq: int | None = None,
+    ) -> np.ndarray:
         """Decode one batch; return the logits of the rows flagged in `outputs`, in order.
 
         A row's sequence may be several ids: the row is then shared by those sequences (a prefix common

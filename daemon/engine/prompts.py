@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from daemon.kana import to_katakana
 
-INPUT_START = "\uEE00"
-OUTPUT_START = "\uEE01"
-CONTEXT_START = "\uEE02"
+INPUT_START = "\uee00"
+OUTPUT_START = "\uee01"
+CONTEXT_START = "\uee02"
 # \uEE00..\uEE08 are reserved for markers by both model families (zenz-v3 uses up to \uEE08).
 MARKERS = tuple(chr(c) for c in range(0xEE00, 0xEE09))
 FORMAT_KEY = "tsuzuri.prompt_format"  # GGUF metadata key naming the prompt format of our own models
@@ -45,8 +45,9 @@ def _tail(context: str, chars: int) -> str:
 def jinen(reading: str, context: str, context_chars: int) -> Prompt:
     """Karukan's jinen: NFKC(EE02 + last context chars + EE00 + katakana reading + EE01)."""
     nfkc = lambda s: unicodedata.normalize("NFKC", _strip_markers(s))  # noqa: E731
-    return _parts(CONTEXT_START, nfkc(_tail(context, context_chars)), INPUT_START,
-                  nfkc(to_katakana(reading)), OUTPUT_START)
+    return _parts(
+        CONTEXT_START, nfkc(_tail(context, context_chars)), INPUT_START, nfkc(to_katakana(reading)), OUTPUT_START
+    )
 
 
 def zenz_v1(reading: str, context: str, context_chars: int) -> Prompt:
@@ -56,14 +57,24 @@ def zenz_v1(reading: str, context: str, context_chars: int) -> Prompt:
 
 def zenz_v2(reading: str, context: str, context_chars: int) -> Prompt:
     """zenz-v2 and v2.5: EE00 + katakana reading + EE02 + left context + EE01."""
-    return _parts(INPUT_START, _strip_markers(to_katakana(reading)), CONTEXT_START,
-                  _strip_markers(_tail(context, context_chars)), OUTPUT_START)
+    return _parts(
+        INPUT_START,
+        _strip_markers(to_katakana(reading)),
+        CONTEXT_START,
+        _strip_markers(_tail(context, context_chars)),
+        OUTPUT_START,
+    )
 
 
 def zenz_v3(reading: str, context: str, context_chars: int) -> Prompt:
     """zenz-v3: EE02 + left context + EE00 + katakana reading + EE01 (context first, like jinen)."""
-    return _parts(CONTEXT_START, _strip_markers(_tail(context, context_chars)), INPUT_START,
-                  _strip_markers(to_katakana(reading)), OUTPUT_START)
+    return _parts(
+        CONTEXT_START,
+        _strip_markers(_tail(context, context_chars)),
+        INPUT_START,
+        _strip_markers(to_katakana(reading)),
+        OUTPUT_START,
+    )
 
 
 # format name → (builder, default number of left-context characters)

@@ -62,8 +62,9 @@ def load_registry() -> dict[str, ModelEntry]:
     return parse_registry(text)
 
 
-def resolve_model(name_or_path: str, registry: dict[str, ModelEntry] | None = None,
-                  default_format: str = "jinen") -> tuple[Path, ModelEntry]:
+def resolve_model(
+    name_or_path: str, registry: dict[str, ModelEntry] | None = None, default_format: str = "jinen"
+) -> tuple[Path, ModelEntry]:
     """A registry name or a local GGUF path → (file path, entry). Local paths use `default_format`."""
     registry = load_registry() if registry is None else registry
     entry = registry.get(name_or_path)
@@ -75,8 +76,14 @@ def resolve_model(name_or_path: str, registry: dict[str, ModelEntry] | None = No
         return path, entry
     path = Path(name_or_path).expanduser()
     if path.suffix != ".gguf" and not path.exists():
-        raise RegistryError(f"{name_or_path!r} is neither a registered model ({', '.join(registry)}) "
-                            "nor a GGUF file")
-    return path, ModelEntry(name=path.stem, format=default_format, file=path.name, sha256="",
-                            source="local", tokenizer="gguf", context_size=256,
-                            context_chars=FORMATS[default_format][1])
+        raise RegistryError(f"{name_or_path!r} is neither a registered model ({', '.join(registry)}) nor a GGUF file")
+    return path, ModelEntry(
+        name=path.stem,
+        format=default_format,
+        file=path.name,
+        sha256="",
+        source="local",
+        tokenizer="gguf",
+        context_size=256,
+        context_chars=FORMATS[default_format][1],
+    )

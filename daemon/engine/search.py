@@ -18,7 +18,6 @@ from daemon.engine.beam import MAX_BEAM
 from daemon.engine.constraint import SpellingConstraint, State
 
 
-
 @dataclass(frozen=True)
 class Hypothesis:
     tokens: tuple[int, ...]
@@ -34,8 +33,7 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     return x
 
 
-def top_expansions(scores: np.ndarray, logprobs: np.ndarray, per_row: int,
-                   keep: int) -> list[tuple[int, int, float]]:
+def top_expansions(scores: np.ndarray, logprobs: np.ndarray, per_row: int, keep: int) -> list[tuple[int, int, float]]:
     """The `keep` best (parent, token, score) over the top `per_row` tokens of each row.
 
     Order is deterministic: higher score first, then lower parent, then lower token id.
@@ -50,8 +48,9 @@ def top_expansions(scores: np.ndarray, logprobs: np.ndarray, per_row: int,
     return candidates[:keep]
 
 
-def constrained_rows(logprobs: np.ndarray, states: Sequence[State], constraint: SpellingConstraint,
-                     stop_tokens: Collection[int]) -> np.ndarray:
+def constrained_rows(
+    logprobs: np.ndarray, states: Sequence[State], constraint: SpellingConstraint, stop_tokens: Collection[int]
+) -> np.ndarray:
     """`logprobs` with every token the constraint rules out in that row's state set to -inf (a stop
     token is allowed where the reading is fully spelled). Not renormalised: scores stay model log-probs."""
     masked = np.full_like(logprobs, -np.inf)
@@ -81,9 +80,14 @@ def permutation_plan(parents: list[int], beam: int) -> list[tuple[str, int, int]
     return ops
 
 
-def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[int]], np.ndarray],
-                beam: int, max_new: int, stop_tokens: Collection[int],
-                constraint: SpellingConstraint | None = None) -> list[Hypothesis]:
+def beam_search(
+    first_logprobs: np.ndarray,
+    advance: Callable[[list[int], list[int]], np.ndarray],
+    beam: int,
+    max_new: int,
+    stop_tokens: Collection[int],
+    constraint: SpellingConstraint | None = None,
+) -> list[Hypothesis]:
     """Beam search from the prompt's next-token distribution; best first, at most `beam` results.
 
     Each step expands the top max(beam, 4) tokens of every live hypothesis and keeps the `beam` best;
@@ -129,10 +133,14 @@ def beam_search(first_logprobs: np.ndarray, advance: Callable[[list[int], list[i
     return results[:beam]
 
 
-def greedy_search(first_logprobs: np.ndarray, verify: Callable[[int, list[tuple[int, ...]]], dict],
-                  max_new: int, stop_tokens: Collection[int],
-                  propose: Callable[[tuple[int, ...]], Sequence[Sequence[int]]] | None = None,
-                  accept: Callable[[tuple[int, ...]], None] | None = None) -> Hypothesis:
+def greedy_search(
+    first_logprobs: np.ndarray,
+    verify: Callable[[int, list[tuple[int, ...]]], dict],
+    max_new: int,
+    stop_tokens: Collection[int],
+    propose: Callable[[tuple[int, ...]], Sequence[Sequence[int]]] | None = None,
+    accept: Callable[[tuple[int, ...]], None] | None = None,
+) -> Hypothesis:
     """Greedy decoding: the arg-max token each step (lowest id on ties).
 
     Each step decodes the arg-max token together with guesses of what follows it: `propose(tokens)` gives
@@ -155,8 +163,10 @@ def greedy_search(first_logprobs: np.ndarray, verify: Callable[[int, list[tuple[
         if len(tokens) >= max_new:
             return Hypothesis(tuple(tokens), score, False)
         room = max_new - len(tokens)
-        guesses = [tuple(itertools.takewhile(lambda t: t not in stop_tokens, guess[:room]))
-                   for guess in (propose(tuple(tokens)) if propose is not None else ())]
+        guesses = [
+            tuple(itertools.takewhile(lambda t: t not in stop_tokens, guess[:room]))
+            for guess in (propose(tuple(tokens)) if propose is not None else ())
+        ]
         rows = verify(token, list(dict.fromkeys(g for g in guesses if g)))
         path: tuple[int, ...] = ()
         logprobs = rows[path]

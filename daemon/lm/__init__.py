@@ -7,9 +7,20 @@ from pathlib import Path
 
 from daemon.lm.ngram import BuildOptions, CharNgramLM, build
 from daemon.paths import user_data_dir
-from daemon.lm.rescoring import (FEATURE_NAMES, WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, Features, ReadingLength,
-                                 Weights, floored_model_scores, likely_and_unlikely, model_can_change_the_choice,
-                                 model_has_a_say, rescored_order, weights_for)
+from daemon.lm.rescoring import (
+    FEATURE_NAMES,
+    WEIGHTS_WITH_MODEL,
+    WEIGHTS_WITHOUT_MODEL,
+    Features,
+    ReadingLength,
+    Weights,
+    floored_model_scores,
+    likely_and_unlikely,
+    model_can_change_the_choice,
+    model_has_a_say,
+    rescored_order,
+    weights_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +59,24 @@ def _load(path: Path) -> CharNgramLM | None:
         return None
 
 
-__all__ = ["BuildOptions", "CharNgramLM", "FEATURE_NAMES", "Features", "LM_FILE_NAME", "ReadingLength",
-           "WEIGHTS_WITHOUT_MODEL", "WEIGHTS_WITH_MODEL", "Weights", "build", "default_lm_path", "floored_model_scores",
-           "likely_and_unlikely", "load_language_model", "model_can_change_the_choice", "model_has_a_say",
-           "rescored_order", "user_lm_path", "weights_for"]
+__all__ = [
+    "BuildOptions",
+    "CharNgramLM",
+    "FEATURE_NAMES",
+    "Features",
+    "LM_FILE_NAME",
+    "ReadingLength",
+    "WEIGHTS_WITHOUT_MODEL",
+    "WEIGHTS_WITH_MODEL",
+    "Weights",
+    "build",
+    "default_lm_path",
+    "floored_model_scores",
+    "likely_and_unlikely",
+    "load_language_model",
+    "model_can_change_the_choice",
+    "model_has_a_say",
+    "rescored_order",
+    "user_lm_path",
+    "weights_for",
+]

@@ -60,8 +60,15 @@ class _State:
     arcs: list[_Arc] = field(default_factory=list)
 
 
-def best_paths(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str = "", n: int = 10,
-               beam: int = BEAM_WIDTH, margin: float = SCORE_MARGIN) -> list[LatticePath]:
+def best_paths(
+    lattice: Lattice,
+    lm: CharNgramLM,
+    weights: Weights,
+    context: str = "",
+    n: int = 10,
+    beam: int = BEAM_WIDTH,
+    margin: float = SCORE_MARGIN,
+) -> list[LatticePath]:
     """Up to n paths over the whole lattice with distinct texts, best first by
     weights.cost · cost/1000 + weights.lm · LM log-prob after `context` + weights.chars · characters
     + weights.morphemes · words."""
@@ -71,8 +78,9 @@ def best_paths(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str
     return _backward(lattice, states, weights, n)
 
 
-def _forward(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, beam: int,
-             margin: float) -> list[_State]:
+def _forward(
+    lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, beam: int, margin: float
+) -> list[_State]:
     """Every state reached, the sentence start first; arcs leave only the `beam` best states of each offset."""
     keep = lm.order - 1
     encoded: dict[str, tuple[int, ...]] = {}
@@ -90,7 +98,8 @@ def _forward(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, 
         texts = [encoded[w.surface] for w in words]
         ends = np.array([start + len(w.reading) for w in words])
         joins = lattice.connection[np.array([states[i].right_id for i in sources])][
-            :, np.array([w.left_id for w in words])]
+            :, np.array([w.left_id for w in words])
+        ]
         steps = joins.astype(np.int64) + np.array([w.cost for w in words])
         word_terms = np.array([weights.chars * len(w.surface) + weights.morphemes for w in words])
         lm_scores = lm.score_grid([states[i].history for i in sources], texts)
@@ -98,9 +107,13 @@ def _forward(lattice: Lattice, lm: CharNgramLM, weights: Weights, context: str, 
         totals = np.array([states[i].score for i in sources])[:, None] + arc_scores
         np.maximum.at(best_at, ends, totals.max(axis=0))
         rows, columns = np.nonzero(totals >= best_at[ends] - margin)
-        for row, column, arc_score, step, total in zip(rows.tolist(), columns.tolist(),
-                                                       arc_scores[rows, columns].tolist(),
-                                                       steps[rows, columns].tolist(), totals[rows, columns].tolist()):
+        for row, column, arc_score, step, total in zip(
+            rows.tolist(),
+            columns.tolist(),
+            arc_scores[rows, columns].tolist(),
+            steps[rows, columns].tolist(),
+            totals[rows, columns].tolist(),
+        ):
             source, word = sources[row], words[column]
             history = (states[source].history + texts[column])[-keep:]
             key = (start + len(word.reading), word.right_id, history)
@@ -141,6 +154,16 @@ def _backward(lattice: Lattice, states: list[_State], weights: Weights, n: int) 
             continue
         for arc in states[i].arcs:
             score = suffix_score + arc.score
-            heapq.heappush(queue, (-(states[arc.source].score + score), next(counter), arc.source, score,
-                                   arc.surface + text, cost + arc.cost, morphemes + 1))
+            heapq.heappush(
+                queue,
+                (
+                    -(states[arc.source].score + score),
+                    next(counter),
+                    arc.source,
+                    score,
+                    arc.surface + text,
+                    cost + arc.cost,
+                    morphemes + 1,
+                ),
+            )
     return list(paths.values())

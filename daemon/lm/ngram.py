@@ -56,7 +56,7 @@ class SortedKeys:
     """A level's sorted keys (parent node · V + character id, which can pass 2³²) in 32 bits each: the low
     halves, and where each value of the high half begins (it takes a handful of values)."""
 
-    low: np.ndarray     # uint32, sorted within each high half
+    low: np.ndarray  # uint32, sorted within each high half
     starts: np.ndarray  # int64: keys with high half h are low[starts[h]:starts[h + 1]]
 
     @classmethod
@@ -75,7 +75,7 @@ class SortedKeys:
         high, low = keys >> 32, (keys & 0xFFFFFFFF).astype(np.uint32)
         for h in np.unique(high[valid & (high < len(self.starts) - 1)]).tolist():
             part = valid & (high == h)
-            table = self.low[self.starts[h]:self.starts[h + 1]]
+            table = self.low[self.starts[h] : self.starts[h + 1]]
             if not len(table):
                 continue
             position = np.minimum(np.searchsorted(table, low[part]), len(table) - 1)
@@ -110,13 +110,14 @@ class QuantizedValues:
 class CharNgramLM:
     """A built model: score candidate strings after an optional left context."""
 
-    def __init__(self, order: int, chars: str, keys: list[SortedKeys], logprob: list,
-                 backoff: list, meta: dict | None = None):
+    def __init__(
+        self, order: int, chars: str, keys: list[SortedKeys], logprob: list, backoff: list, meta: dict | None = None
+    ):
         self.order = order
         self.chars = chars  # id - 2 -> character (ids 0 and 1 are BOS and UNK)
         self.vocab_size = len(chars) + 2
         self._ids = {ch: i + 2 for i, ch in enumerate(chars)}
-        self.keys = keys        # [level 2 … order]
+        self.keys = keys  # [level 2 … order]
         # Natural logs, [level 1 … order] and [level 1 … order−1]: level 1 as a float32 array, the others
         # QuantizedValues (or float arrays when built with quantize=False).
         self.logprob = logprob
@@ -130,7 +131,7 @@ class CharNgramLM:
     def history(self, context: str) -> list[int]:
         """What the next character is conditioned on after `context`: its last order−1 ids, after a BOS
         when the context is shorter (a line start when it is empty)."""
-        history = self.encode(context)[-(self.order - 1):] if context else []
+        history = self.encode(context)[-(self.order - 1) :] if context else []
         return [BOS] + history if len(history) < self.order - 1 else history
 
     def score(self, texts: Sequence[str], context: str = "") -> list[float]:
@@ -146,7 +147,7 @@ class CharNgramLM:
         padded = np.full((len(histories), keep), _NOT_FOUND, dtype=np.int64)
         for row, history in enumerate(histories):
             if history:
-                padded[row, -len(history[-keep:]):] = history[-keep:]
+                padded[row, -len(history[-keep:]) :] = history[-keep:]
         lengths = np.array([len(text) for text in encoded], dtype=np.int64)
         if not len(padded) or not len(lengths):
             return np.zeros((len(histories), len(encoded)))
@@ -154,8 +155,11 @@ class CharNgramLM:
         block_starts = np.concatenate([[0], np.cumsum(blocks)[:-1]])
         row_length = int(blocks.sum())
         row_offsets = np.arange(len(padded), dtype=np.int64)[:, None] * row_length
-        text_positions = (np.repeat(block_starts + keep + 1, lengths)
-                          + np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+        text_positions = (
+            np.repeat(block_starts + keep + 1, lengths)
+            + np.arange(int(lengths.sum()))
+            - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        )
         stream = np.empty(len(padded) * row_length, dtype=np.int64)
         stream[(row_offsets + block_starts).ravel()] = _NOT_FOUND
         history_positions = row_offsets[:, :, None] + block_starts[None, :, None] + 1 + np.arange(keep)
@@ -196,8 +200,8 @@ class CharNgramLM:
         level = np.where(stream >= 0, stream, _NOT_FOUND)
         nodes = [level]
         for k in range(2, self.order + 1):
-            parent = level[:max(len(stream) - k + 1, 0)]  # a stream shorter than k has no k-grams
-            last = stream[k - 1:]
+            parent = level[: max(len(stream) - k + 1, 0)]  # a stream shorter than k has no k-grams
+            last = stream[k - 1 :]
             ok = (parent >= 0) & (last > BOS)
             key = np.where(ok, parent, 0) * self.vocab_size + np.where(ok, last, 0)
             level = np.concatenate([self.keys[k - 2].find(key, ok), np.full(k - 1, _NOT_FOUND, dtype=np.int64)])
@@ -207,8 +211,10 @@ class CharNgramLM:
     # --- storage: a JSON header, then the arrays at aligned offsets, read back memory-mapped ---
 
     def save(self, path: Path) -> None:
-        arrays = {"logprob1": np.asarray(self.logprob[0], dtype=np.float32),
-                  "backoff1": np.asarray(self.backoff[0], dtype=np.float32)}
+        arrays = {
+            "logprob1": np.asarray(self.logprob[0], dtype=np.float32),
+            "backoff1": np.asarray(self.backoff[0], dtype=np.float32),
+        }
         for k in range(2, self.order + 1):
             arrays[f"keys{k}.low"], arrays[f"keys{k}.starts"] = self.keys[k - 2].low, self.keys[k - 2].starts
             values = [("logprob", self.logprob[k - 1])] + ([("backoff", self.backoff[k - 1])] if k < self.order else [])
@@ -220,8 +226,9 @@ class CharNgramLM:
         for name, array in arrays.items():
             layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
             offset += -(-array.nbytes // _ALIGN) * _ALIGN
-        header = json.dumps({"order": self.order, "chars": self.chars, "arrays": layout, "meta": self.meta},
-                            ensure_ascii=False).encode("utf-8")
+        header = json.dumps(
+            {"order": self.order, "chars": self.chars, "arrays": layout, "meta": self.meta}, ensure_ascii=False
+        ).encode("utf-8")
         start = -(-(len(FILE_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
         tmp = path.with_name(path.name + ".partial")
         with tmp.open("wb") as out:
@@ -235,18 +242,20 @@ class CharNgramLM:
     def load(cls, path: Path) -> CharNgramLM:
         with Path(path).open("rb") as file:
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        if mapped[:len(FILE_MAGIC)] != FILE_MAGIC:
-            raise ValueError(f"{path} is not a Tsuzuri language model of this version "
-                             "(rebuild it with tsuzuri-lm build)")
-        size = int.from_bytes(mapped[len(FILE_MAGIC):len(FILE_MAGIC) + 8], "little")
-        header = json.loads(mapped[len(FILE_MAGIC) + 8:len(FILE_MAGIC) + 8 + size].decode("utf-8"))
+        if mapped[: len(FILE_MAGIC)] != FILE_MAGIC:
+            raise ValueError(
+                f"{path} is not a Tsuzuri language model of this version (rebuild it with tsuzuri-lm build)"
+            )
+        size = int.from_bytes(mapped[len(FILE_MAGIC) : len(FILE_MAGIC) + 8], "little")
+        header = json.loads(mapped[len(FILE_MAGIC) + 8 : len(FILE_MAGIC) + 8 + size].decode("utf-8"))
         start = -(-(len(FILE_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
 
         def array(name: str) -> np.ndarray:
             spec = header["arrays"][name]
             count = int(np.prod(spec["shape"]))
-            return np.frombuffer(mapped, dtype=np.dtype(spec["dtype"]), count=count,
-                                 offset=start + spec["offset"]).reshape(spec["shape"])
+            return np.frombuffer(
+                mapped, dtype=np.dtype(spec["dtype"]), count=count, offset=start + spec["offset"]
+            ).reshape(spec["shape"])
 
         def values(name: str, k: int):
             if k == 1:
@@ -254,16 +263,21 @@ class CharNgramLM:
             return QuantizedValues(array(f"{name}{k}.codes"), array(f"{name}{k}.table"))
 
         order = header["order"]
-        return cls(order, header["chars"],
-                   [SortedKeys(array(f"keys{k}.low"), array(f"keys{k}.starts")) for k in range(2, order + 1)],
-                   [values("logprob", k) for k in range(1, order + 1)],
-                   [values("backoff", k) for k in range(1, order)], header.get("meta"))
+        return cls(
+            order,
+            header["chars"],
+            [SortedKeys(array(f"keys{k}.low"), array(f"keys{k}.starts")) for k in range(2, order + 1)],
+            [values("logprob", k) for k in range(1, order + 1)],
+            [values("backoff", k) for k in range(1, order)],
+            header.get("meta"),
+        )
 
 
 def build(lines: Iterable[str], options: BuildOptions = BuildOptions()) -> CharNgramLM:
     """Count every n-gram of the lines (each after a BOS) and turn the counts into interpolated modified KN."""
-    codepoints = np.frombuffer(("\n" + "\n".join(normalise(line) for line in lines)).encode("utf-32-le"),
-                               dtype=np.uint32)
+    codepoints = np.frombuffer(
+        ("\n" + "\n".join(normalise(line) for line in lines)).encode("utf-32-le"), dtype=np.uint32
+    )
     is_break = codepoints == ord("\n")
     distinct, counts = np.unique(codepoints[~is_break], return_counts=True)
     kept = distinct[counts >= options.min_char_count]
@@ -280,16 +294,16 @@ def build(lines: Iterable[str], options: BuildOptions = BuildOptions()) -> CharN
 
 def _estimate(stream: np.ndarray, vocab_size: int, chars: str, options: BuildOptions) -> CharNgramLM:
     """Counts of every level (unpruned), then KN probabilities, then pruning and renumbering."""
-    levels = [_Level(np.zeros(0, dtype=np.uint64), np.bincount(stream, minlength=vocab_size),
-                     np.zeros(0, dtype=np.int64))]
+    levels = [
+        _Level(np.zeros(0, dtype=np.uint64), np.bincount(stream, minlength=vocab_size), np.zeros(0, dtype=np.int64))
+    ]
     starts = stream.astype(np.int64)  # the level-k node of the n-gram starting at each position, or −1
     for k in range(2, options.order + 1):
-        parent = starts[:len(stream) - k + 1]
-        last = stream[k - 1:]
+        parent = starts[: len(stream) - k + 1]
+        last = stream[k - 1 :]
         valid = (parent >= 0) & (last != BOS)
         key = parent[valid].astype(np.uint64) * np.uint64(vocab_size) + last[valid].astype(np.uint64)
-        level_keys, first, inverse, count = np.unique(key, return_index=True, return_inverse=True,
-                                                      return_counts=True)
+        level_keys, first, inverse, count = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
         positions = np.flatnonzero(valid)
         # The suffix (the k−1 characters after the first) starts one position later.
         levels.append(_Level(level_keys, count, starts[positions[first] + 1]))
@@ -300,8 +314,8 @@ def _estimate(stream: np.ndarray, vocab_size: int, chars: str, options: BuildOpt
 
 @dataclass(frozen=True)
 class _Level:
-    keys: np.ndarray    # parent · V + last id, sorted (empty for level 1, which is dense)
-    raw: np.ndarray     # occurrences
+    keys: np.ndarray  # parent · V + last id, sorted (empty for level 1, which is dense)
+    raw: np.ndarray  # occurrences
     suffix: np.ndarray  # node of the n-gram without its first id, one level down (empty for level 1)
 
 
@@ -323,8 +337,7 @@ def _kneser_ney(levels: list[_Level], vocab_size: int, chars: str, options: Buil
         # N1+(· w), distinct left extensions; an n-gram after BOS has none, so it keeps its raw count.
         continuation = np.bincount(levels[k].suffix, minlength=len(raw)).astype(np.float64)
         kn_counts.append(np.where(first_ids[k - 1] == BOS, raw, continuation))
-    keep = [np.ones(vocab_size, dtype=bool)] + [levels[k - 1].raw >= options.cutoff(k)
-                                                for k in range(2, order + 1)]
+    keep = [np.ones(vocab_size, dtype=bool)] + [levels[k - 1].raw >= options.cutoff(k) for k in range(2, order + 1)]
     # Level 1: interpolated with the uniform distribution over every predictable id (all but BOS).
     count1 = kn_counts[0].copy()
     count1[BOS] = 0
@@ -359,8 +372,10 @@ def _kneser_ney(levels: list[_Level], vocab_size: int, chars: str, options: Buil
         logprob = logprob[:1] + [QuantizedValues.of(level) for level in logprob[1:]]
         backoff = backoff[:1] + [QuantizedValues.of(level) for level in backoff[1:]]
     logprob[0], backoff[0] = logprob[0].astype(np.float32), backoff[0].astype(np.float32)
-    meta = {"options": {"order": order, "min_char_count": options.min_char_count, "cutoffs": list(options.cutoffs)},
-            "ngrams": [int(vocab_size)] + [int(len(key)) for key in keys]}
+    meta = {
+        "options": {"order": order, "min_char_count": options.min_char_count, "cutoffs": list(options.cutoffs)},
+        "ngrams": [int(vocab_size)] + [int(len(key)) for key in keys],
+    }
     return CharNgramLM(order, chars, keys, logprob, backoff, meta)
 
 

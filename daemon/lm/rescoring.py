@@ -15,12 +15,12 @@ from collections.abc import Sequence
 class Features:
     """What is known about one candidate of the dictionary's top list."""
 
-    cost: float      # the dictionary's path cost, in thousands (lower is better)
-    lm: float        # language-model log-probability (nats) after the left context
-    chars: int       # length in characters
-    morphemes: int   # dictionary words on its path
-    rank: int        # place in the dictionary's list, 0 first
-    context: int     # context hits: kanji and bigrams it shares with the left context
+    cost: float  # the dictionary's path cost, in thousands (lower is better)
+    lm: float  # language-model log-probability (nats) after the left context
+    chars: int  # length in characters
+    morphemes: int  # dictionary words on its path
+    rank: int  # place in the dictionary's list, 0 first
+    context: int  # context hits: kanji and bigrams it shares with the left context
     model: float = 0.0  # the neural model's log-probability, when a model is ready
 
     def vector(self) -> tuple[float, ...]:
@@ -69,8 +69,9 @@ def _best_first(scores: Sequence[float]) -> list[int]:
 UNLIKELY_SCORE_GAP = 5.0
 
 
-def likely_and_unlikely(candidates: Sequence[Features], weights: Weights,
-                        gap: float = UNLIKELY_SCORE_GAP) -> tuple[list[int], list[int]]:
+def likely_and_unlikely(
+    candidates: Sequence[Features], weights: Weights, gap: float = UNLIKELY_SCORE_GAP
+) -> tuple[list[int], list[int]]:
     """rescored_order cut in two: the candidates within `gap` of the best score, then the others."""
     scores = [weights.score(features) for features in candidates]
     order = _best_first(scores)

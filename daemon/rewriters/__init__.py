@@ -25,9 +25,7 @@ __all__ = [
 ]
 
 
-def rewrite_candidates(
-    reading: str, text: str | None = None, *, now: datetime | None = None
-) -> list[Rewrite]:
+def rewrite_candidates(reading: str, text: str | None = None, *, now: datetime | None = None) -> list[Rewrite]:
     """Every rewriter's candidates for `reading`, first text wins on duplicates.
 
     Width variants are taken from `text` when given (the selected conversion), else from

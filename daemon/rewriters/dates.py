@@ -10,7 +10,12 @@ from daemon.rewriters.base import Rewrite
 SOURCE = "date"
 
 _DAY_OFFSETS = {
-    "おととい": -2, "きのう": -1, "きょう": 0, "あした": 1, "あす": 1, "あさって": 2,
+    "おととい": -2,
+    "きのう": -1,
+    "きょう": 0,
+    "あした": 1,
+    "あす": 1,
+    "あさって": 2,
 }
 _YEAR_OFFSETS = {"きょねん": -1, "ことし": 0, "らいねん": 1}
 _TIME_READINGS = {"いま", "じこく"}

@@ -69,13 +69,15 @@ def _index_from_a_child_process() -> dict[str, tuple[str, ...]]:
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     try:
-        built = subprocess.run([sys.executable, "-m", __name__], capture_output=True, check=True, env=env,
-                               timeout=_BUILD_SECONDS)
+        built = subprocess.run(
+            [sys.executable, "-m", __name__], capture_output=True, check=True, env=env, timeout=_BUILD_SECONDS
+        )
         return {key: tuple(chars) for key, chars in json.loads(built.stdout).items()}
     except (OSError, subprocess.SubprocessError, ValueError) as error:
         stderr = getattr(error, "stderr", b"") or b""
-        log.warning("no emoji candidates: their index did not build (%s) %s", error,
-                    stderr.decode(errors="replace")[-500:])
+        log.warning(
+            "no emoji candidates: their index did not build (%s) %s", error, stderr.decode(errors="replace")[-500:]
+        )
         return {}
 
 
@@ -94,8 +96,7 @@ def _build_index() -> dict[str, tuple[str, ...]]:
         name = data["ja"].strip(":")
         if _SKIN_TONE_MARKER in name:
             continue
-        parts = [[(token["orig"], token["hira"]) for token in kakasi.convert(part)]
-                 for part in name.split("_")]
+        parts = [[(token["orig"], token["hira"]) for token in kakasi.convert(part)] for part in name.split("_")]
         for key, tier in name_keys(parts).items():
             # Within a tier, older emoji (Emoji version "E") are the familiar ones, and shorter
             # names the more basic: ❤️ before 🩷, ネコ before ネコの顔.

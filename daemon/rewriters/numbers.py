@@ -30,13 +30,29 @@ _CIRCLED_ONE, _CIRCLED_MAX = 0x2460, 20  # ① … ⑳
 # (いっせん, さんびゃく, ろっぴゃく, はっせん, じゅっちょう …).
 _READING_DIGITS = {
     "ぜろ": 0,
-    "いち": 1, "いっ": 1, "に": 2, "さん": 3, "よん": 4, "ご": 5,
-    "ろく": 6, "ろっ": 6, "なな": 7, "しち": 7, "はち": 8, "はっ": 8, "きゅう": 9,
+    "いち": 1,
+    "いっ": 1,
+    "に": 2,
+    "さん": 3,
+    "よん": 4,
+    "ご": 5,
+    "ろく": 6,
+    "ろっ": 6,
+    "なな": 7,
+    "しち": 7,
+    "はち": 8,
+    "はっ": 8,
+    "きゅう": 9,
 }
 _READING_SMALL_UNITS = {
-    "じゅう": 10, "じゅっ": 10, "じっ": 10,
-    "ひゃく": 100, "びゃく": 100, "ぴゃく": 100,
-    "せん": 1000, "ぜん": 1000,
+    "じゅう": 10,
+    "じゅっ": 10,
+    "じっ": 10,
+    "ひゃく": 100,
+    "びゃく": 100,
+    "ぴゃく": 100,
+    "せん": 1000,
+    "ぜん": 1000,
 }
 _READING_BIG_UNITS = {"まん": 10**4, "おく": 10**8, "ちょう": 10**12, "けい": 10**16}
 _READING_UNITS = {**_READING_SMALL_UNITS, **_READING_BIG_UNITS}
@@ -169,7 +185,7 @@ def _tokenize_number_reading(reading: str) -> list[tuple[str, int]] | None:
     position = 0
     while position < len(reading):
         for length in range(min(_LONGEST_READING_TOKEN, len(reading) - position), 0, -1):
-            kana = reading[position:position + length]
+            kana = reading[position : position + length]
             if kana in _READING_TOKENS:
                 tokens.append((kana, _READING_TOKENS[kana]))
                 position += length
@@ -183,4 +199,3 @@ def _ascii_digits(text: str) -> str | None:
     """`text` with full-width digits folded to ASCII, or None unless it is all digits."""
     folded = unicodedata.normalize("NFKC", text)
     return folded if folded.isascii() and folded.isdigit() else None
-

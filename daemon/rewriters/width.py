@@ -1,8 +1,13 @@
 """Script and width variants of one text: ひらがな, カタカナ, ﾊﾝｶｸ, ｆｕｌｌ and half ASCII (daemon/forms.py, as
 the F6–F10 keys write them)."""
 
-from daemon.forms import (has_ascii_forms, to_fullwidth_ascii, to_fullwidth_katakana, to_halfwidth_ascii,
-                          to_halfwidth_katakana)
+from daemon.forms import (
+    has_ascii_forms,
+    to_fullwidth_ascii,
+    to_fullwidth_katakana,
+    to_halfwidth_ascii,
+    to_halfwidth_katakana,
+)
 from daemon.kana import is_kana, to_hiragana, to_katakana
 from daemon.rewriters.base import Rewrite, unique_by_text
 

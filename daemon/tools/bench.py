@@ -100,6 +100,7 @@ def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
         def run():
             decoder.reset()
             fn()
+
         return run
 
     def keystroke():
@@ -127,8 +128,9 @@ def bench_model(path: Path, name: str, threads: int, repeat: int) -> dict:
         "prompt_ms": prompt_ms,
         "step_ms": round(statistics.median(step_times), 3),
         "greedy_ms": _median_ms(cold(lambda: decoder.greedy(prompt, max_new, stops)), repeat),
-        "beam_ms": {str(b): _median_ms(cold(lambda b=b: decoder.beam(prompt, b, max_new, stops)), repeat)
-                    for b in BEAMS},
+        "beam_ms": {
+            str(b): _median_ms(cold(lambda b=b: decoder.beam(prompt, b, max_new, stops)), repeat) for b in BEAMS
+        },
         "keystroke_ms": round(statistics.median(keystroke() for _ in range(repeat)), 3),
     }
     result["beam8_over_greedy"] = round(result["beam_ms"]["8"] / result["greedy_ms"], 3)
@@ -178,38 +180,55 @@ def draft_benchmark(set_path: Path, limit: int, threads: int, model_name: str, l
         for end in range(1, len(item.reading) + 1):
             reading = to_katakana(item.reading[:end])
             best = dictionary.convert(reading, 1)
-            conversions.append((conversion_prompt(model, entry, reading, item.context),
-                                max_new_tokens(model, reading),
-                                model.tokenize(best[0].text, special=False) if best else []))
+            conversions.append(
+                (
+                    conversion_prompt(model, entry, reading, item.context),
+                    max_new_tokens(model, reading),
+                    model.tokenize(best[0].text, special=False) if best else [],
+                )
+            )
     results, plain_outputs = {}, None
     for kind in DRAFT_KINDS:
-        decoder = SessionDecoder(model, n_threads=threads, beam_capacity=1,
-                                 lookahead=settings if kind.startswith("lookahead") else None)
+        decoder = SessionDecoder(
+            model, n_threads=threads, beam_capacity=1, lookahead=settings if kind.startswith("lookahead") else None
+        )
         decoder.greedy(conversions[0][0], 8, stops)  # warm-up: page in the weights
         decoder.reset()
         decoder.stats = GreedyStats()
         outputs, times = [], []
         for prompt, max_new, best_path in conversions:
             start = time.perf_counter()
-            found = decoder.greedy(prompt, max_new, stops, use_draft=kind in DRAFTING_KINDS,
-                                   draft=best_path if kind == "dictionary_path" else None)
+            found = decoder.greedy(
+                prompt,
+                max_new,
+                stops,
+                use_draft=kind in DRAFTING_KINDS,
+                draft=best_path if kind == "dictionary_path" else None,
+            )
             times.append((time.perf_counter() - start) * 1000)
             outputs.append(found.tokens)
         stats = decoder.stats
         decoder.close()
         plain_outputs = plain_outputs or outputs
-        results[kind] = {"steps_per_token": round(stats.steps / max(stats.tokens, 1), 3),
-                         "accepted_per_step": round(stats.accepted / max(stats.steps, 1), 3),
-                         "acceptance_rate": round(stats.accepted / stats.guessed, 3) if stats.guessed else None,
-                         "guessed_per_step": round(stats.guessed / max(stats.steps, 1), 2),
-                         "ms": _percentiles(times),
-                         # f16 KV and flash attention: a batch's shape moves logits in their last bits, and
-                         # a near-tie can go the other way (exact mode, as in the tests, never differs)
-                         "outputs_unlike_plain": sum(a != b for a, b in zip(outputs, plain_outputs))}
+        results[kind] = {
+            "steps_per_token": round(stats.steps / max(stats.tokens, 1), 3),
+            "accepted_per_step": round(stats.accepted / max(stats.steps, 1), 3),
+            "acceptance_rate": round(stats.accepted / stats.guessed, 3) if stats.guessed else None,
+            "guessed_per_step": round(stats.guessed / max(stats.steps, 1), 2),
+            "ms": _percentiles(times),
+            # f16 KV and flash attention: a batch's shape moves logits in their last bits, and
+            # a near-tie can go the other way (exact mode, as in the tests, never differs)
+            "outputs_unlike_plain": sum(a != b for a, b in zip(outputs, plain_outputs)),
+        }
     model.close()
-    return {"set": str(set_path), "items": len(items), "conversions": len(conversions), "model": entry.name,
-            "lookahead": {"window": settings.window, "ngram": settings.ngram, "per_token": settings.per_token},
-            "drafts": results}
+    return {
+        "set": str(set_path),
+        "items": len(items),
+        "conversions": len(conversions),
+        "model": entry.name,
+        "lookahead": {"window": settings.window, "ngram": settings.ngram, "per_token": settings.per_token},
+        "drafts": results,
+    }
 
 
 BATCHED_SESSIONS = (1, 2, 8)
@@ -254,8 +273,9 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
     keystrokes = [keystrokes[i % len(keystrokes)] for i in range(max(BATCHED_SESSIONS))]  # a short set repeats
 
     def separate(sessions: int) -> tuple[float, float, list[list[float]]]:
-        decoders = [SessionDecoder(model, n_threads=threads, beam_capacity=SCORED_CANDIDATES // 2 + 1)
-                    for _ in range(sessions)]
+        decoders = [
+            SessionDecoder(model, n_threads=threads, beam_capacity=SCORED_CANDIDATES // 2 + 1) for _ in range(sessions)
+        ]
         rounds = []
         for _ in range(repeat):
             for decoder, (before, _, _) in zip(decoders, keystrokes):
@@ -272,11 +292,16 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
     def batched(sessions: int, n_ubatch: int) -> tuple[float, list[list[float]]]:
         span = SCORED_CANDIDATES + 1  # each session's seq ids: its prompt, then one per candidate
         work = keystrokes[:sessions]
-        trie_rows = [trie_batch(c, SCORED_CANDIDATES, 10 ** 6)[1] for _, _, c in work]
-        n_batch = max(sum(len(t) for t in trie_rows), sum(len(b) for b, _, _ in work),
-                      sessions * span) + BATCH_PAD_ROWS
-        ctx = Context(model, n_ctx=sessions * 256 + n_batch, n_seq=sessions * span, n_batch=n_batch,
-                      n_threads=threads, n_ubatch=min(n_ubatch or n_batch, n_batch))
+        trie_rows = [trie_batch(c, SCORED_CANDIDATES, 10**6)[1] for _, _, c in work]
+        n_batch = max(sum(len(t) for t in trie_rows), sum(len(b) for b, _, _ in work), sessions * span) + BATCH_PAD_ROWS
+        ctx = Context(
+            model,
+            n_ctx=sessions * 256 + n_batch,
+            n_seq=sessions * span,
+            n_batch=n_batch,
+            n_threads=threads,
+            n_ubatch=min(n_ubatch or n_batch, n_batch),
+        )
         times, scores = [], []
         for _ in range(repeat):
             ctx.clear()
@@ -303,8 +328,10 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
             after_rows: list[dict[tuple[int, ...], Any]] = [{} for _ in work]
             for (k, prefix), row in zip(nodes, logprobs):
                 after_rows[k][prefix] = row
-            scores = [[candidate_score(firsts[k], after_rows[k], c, model.eos) for c in candidates]
-                      for k, (_, _, candidates) in enumerate(work)]
+            scores = [
+                [candidate_score(firsts[k], after_rows[k], c, model.eos) for c in candidates]
+                for k, (_, _, candidates) in enumerate(work)
+            ]
             times.append((time.perf_counter() - start) * 1000)
         ctx.close()
         return statistics.median(times), scores
@@ -316,13 +343,19 @@ def batching_benchmark(set_path: Path, threads: int, model_name: str, repeat: in
         for n_ubatch in UBATCHES:
             ms, scores = batched(sessions, n_ubatch)
             row[f"batched_ms_ubatch_{n_ubatch or 'all'}"] = round(ms, 3)
-            row[f"max_score_difference_ubatch_{n_ubatch or 'all'}"] = round(max(
-                abs(a - b) for x, y in zip(scores, reference) for a, b in zip(x, y)), 5)
+            row[f"max_score_difference_ubatch_{n_ubatch or 'all'}"] = round(
+                max(abs(a - b) for x, y in zip(scores, reference) for a, b in zip(x, y)), 5
+            )
         row["batched_over_separate"] = round(row["batched_ms_ubatch_all"] / total, 3)
         results.append(row)
     model.close()
-    return {"model": entry.name, "threads": threads, "candidates": SCORED_CANDIDATES, "repeat": repeat,
-            "rounds": results}
+    return {
+        "model": entry.name,
+        "threads": threads,
+        "candidates": SCORED_CANDIDATES,
+        "repeat": repeat,
+        "rounds": results,
+    }
 
 
 def _rss_mib(pid: int, field: str = "VmRSS") -> float:
@@ -371,19 +404,65 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
 SOAK_WARM_UP_PHRASES = ("kyouhaiitenkidesune", "ashitahaamegafurusoudesu")
 # The typed phrases are drawn from these parts (noun particle noun particle verb: about 90,000 phrases), so that
 # they are as distinct as a person's and the daemon's ranking cache (RANKINGS_KEPT) cannot hold them all.
-SOAK_NOUNS = ("kaigi", "eki", "tomodachi", "sensei", "gakkou", "kaisha", "densha", "kuruma", "tegami", "shukudai",
-              "ryouri", "eiga", "hon", "shinbun", "tenki", "kouen", "byouin", "toshokan", "kissaten", "shigoto",
-              "kazoku", "kodomo", "ongaku", "shashin", "yakusoku", "jikan", "kippu", "nimotsu", "heya", "mado")
+SOAK_NOUNS = (
+    "kaigi",
+    "eki",
+    "tomodachi",
+    "sensei",
+    "gakkou",
+    "kaisha",
+    "densha",
+    "kuruma",
+    "tegami",
+    "shukudai",
+    "ryouri",
+    "eiga",
+    "hon",
+    "shinbun",
+    "tenki",
+    "kouen",
+    "byouin",
+    "toshokan",
+    "kissaten",
+    "shigoto",
+    "kazoku",
+    "kodomo",
+    "ongaku",
+    "shashin",
+    "yakusoku",
+    "jikan",
+    "kippu",
+    "nimotsu",
+    "heya",
+    "mado",
+)
 SOAK_PARTICLES = ("wo", "ni", "de", "to", "ha", "kara", "made", "no")
-SOAK_VERBS = ("mimashita", "ikimasu", "kakimashita", "yomimasu", "tsukurimashita", "machimasu", "kaimashita",
-              "tsukaimasu", "hajimemasu", "owarimashita", "todokemasu", "sagashimasu")
+SOAK_VERBS = (
+    "mimashita",
+    "ikimasu",
+    "kakimashita",
+    "yomimasu",
+    "tsukurimashita",
+    "machimasu",
+    "kaimashita",
+    "tsukaimasu",
+    "hajimemasu",
+    "owarimashita",
+    "todokemasu",
+    "sagashimasu",
+)
 SOAK_KEY_INTERVAL_S = 1 / 8
 
 
 def soak_phrase(rng) -> str:
     """A phrase's romaji, drawn from the parts above with `rng` (random.Random)."""
-    return (rng.choice(SOAK_NOUNS) + rng.choice(SOAK_PARTICLES) + rng.choice(SOAK_NOUNS)
-            + rng.choice(SOAK_PARTICLES) + rng.choice(SOAK_VERBS))
+    return (
+        rng.choice(SOAK_NOUNS)
+        + rng.choice(SOAK_PARTICLES)
+        + rng.choice(SOAK_NOUNS)
+        + rng.choice(SOAK_PARTICLES)
+        + rng.choice(SOAK_VERBS)
+    )
 
 
 def _percentiles(values: list[float]) -> dict:
@@ -413,8 +492,10 @@ def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
             bus.disconnect()
 
     state, model, _ = asyncio.run(status())
-    crowds = [range(first, min(first + SOAK_SESSIONS_PER_PROCESS, sessions))
-              for first in range(0, sessions, SOAK_SESSIONS_PER_PROCESS)]
+    crowds = [
+        range(first, min(first + SOAK_SESSIONS_PER_PROCESS, sessions))
+        for first in range(0, sessions, SOAK_SESSIONS_PER_PROCESS)
+    ]
     start_at = time.time() + SOAK_WARM_UP_S + 0.1 * sessions
     with ProcessPoolExecutor(max_workers=len(crowds)) as pool:
         typing = [pool.submit(_soak_crowd, address, list(crowd), start_at, start_at + seconds) for crowd in crowds]
@@ -435,14 +516,26 @@ def _soak(address: str, daemon_pid: int, sessions: int, seconds: float) -> dict:
     latencies = {kind: [ms for result in results for ms in result["latency_ms"][kind]] for kind in SOAK_KINDS}
     errors = [error for result in results for error in result["errors"]]
     typed = [phrase for result in results for phrase in result["typed"]]
-    return {"sessions": sessions, "processes": len(crowds), "seconds": seconds, "model": model, "model_state": state,
-            "distinct_phrases": len(set(typed)),
-            "latency_ms": {kind: _percentiles(values) for kind, values in latencies.items()},
-            "errors": len(errors), "error_examples": errors[:3],
-            "rss_mib": {"start": rss_start, "end": rss_end, "growth": round(rss_end - rss_start, 1),
-                        "anonymous_growth": round(anon_end - anon_start, 1),
-                        "anonymous_by_tenth": timeline},
-            "reaped": f"{reaped}/{sessions}", "served_after_churn": f"{churn_ok}/{sessions}"}
+    return {
+        "sessions": sessions,
+        "processes": len(crowds),
+        "seconds": seconds,
+        "model": model,
+        "model_state": state,
+        "distinct_phrases": len(set(typed)),
+        "latency_ms": {kind: _percentiles(values) for kind, values in latencies.items()},
+        "errors": len(errors),
+        "error_examples": errors[:3],
+        "rss_mib": {
+            "start": rss_start,
+            "end": rss_end,
+            "growth": round(rss_end - rss_start, 1),
+            "anonymous_growth": round(anon_end - anon_start, 1),
+            "anonymous_by_tenth": timeline,
+        },
+        "reaped": f"{reaped}/{sessions}",
+        "served_after_churn": f"{churn_ok}/{sessions}",
+    }
 
 
 SOAK_KINDS = ("key", "space", "return")
@@ -512,6 +605,7 @@ def _churn_crowd(address: str, count: int) -> int:
 
     async def crowd() -> int:
         return sum(await asyncio.gather(*(_type_once(address, connect, ClientSession) for _ in range(count))))
+
     return asyncio.run(crowd())
 
 
@@ -539,8 +633,9 @@ def _with_daemon(model: str | None, measure, config: str = ""):
             config_file = Path(tmp, "config", APP_DIRECTORY, CONFIG_FILE_NAME)
             config_file.parent.mkdir(parents=True)
             config_file.write_text(config, encoding="utf-8")
-        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
-                               stdout=subprocess.PIPE, text=True)
+        bus = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True
+        )
         assert bus.stdout is not None  # a pipe, asked for
         address = bus.stdout.readline().strip()
         env = {**os.environ, "XDG_DATA_HOME": f"{tmp}/data", "XDG_CONFIG_HOME": f"{tmp}/config"}
@@ -662,8 +757,11 @@ async def _keep_converting(address: str, clients: int, in_flight: int, start_at:
 
     buses = [await connect(address) for _ in range(clients)]
     await asyncio.sleep(max(start_at - time.time(), 0))
-    callers = [caller(bus, random.Random(index * in_flight + slot))
-               for index, bus in enumerate(buses) for slot in range(in_flight)]
+    callers = [
+        caller(bus, random.Random(index * in_flight + slot))
+        for index, bus in enumerate(buses)
+        for slot in range(in_flight)
+    ]
     await asyncio.gather(*callers)
     for bus in buses:
         bus.disconnect()
@@ -702,10 +800,16 @@ def _hostile(address: str, daemon_pid: int, clients: int, in_flight: int, second
         calls = hostile.result()
     peak_rss = _rss_mib(daemon_pid, "VmHWM")
     time.sleep(HOSTILE_SETTLE_S)
-    return {"hostile_clients": clients, "calls_in_flight_each": in_flight, "seconds": seconds,
-            "convert_calls": calls, "key_ms": _percentiles(keys_ms),
-            "keys_over_200_ms": sum(1 for ms in keys_ms if ms > 200),
-            "peak_rss_mib": peak_rss, f"anonymous_mib_{HOSTILE_SETTLE_S:.0f}s_after": _rss_mib(daemon_pid, "RssAnon")}
+    return {
+        "hostile_clients": clients,
+        "calls_in_flight_each": in_flight,
+        "seconds": seconds,
+        "convert_calls": calls,
+        "key_ms": _percentiles(keys_ms),
+        "keys_over_200_ms": sum(1 for ms in keys_ms if ms > 200),
+        "peak_rss_mib": peak_rss,
+        f"anonymous_mib_{HOSTILE_SETTLE_S:.0f}s_after": _rss_mib(daemon_pid, "RssAnon"),
+    }
 
 
 def hostile_benchmark(clients: int, in_flight: int, seconds: float, model: str | None) -> dict:
@@ -756,8 +860,14 @@ def romaji_keys(reading: str) -> str | None:
     for index, (chunk, romaji) in enumerate(chunks):
         after_kana, after_keys = chunks[index + 1] if index + 1 < len(chunks) else ("", "")
         spellings = [*{"っ": [after_keys[:1]], "ん": ["n", "nn"]}.get(chunk, []), romaji]
-        romaji = next((spelling for spelling in spellings
-                       if romaji_to_kana(keys + spelling + after_keys) == typed + chunk + after_kana), romaji)
+        romaji = next(
+            (
+                spelling
+                for spelling in spellings
+                if romaji_to_kana(keys + spelling + after_keys) == typed + chunk + after_kana
+            ),
+            romaji,
+        )
         keys, typed = keys + romaji, typed + chunk
     return keys if romaji_to_kana(keys) == kana else None
 
@@ -814,8 +924,15 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -
             counts["improvements"] += recording
 
     bus.add_message_handler(on_output_changed)
-    await call(bus, "AddMatch", "s", [f"type='signal',interface='{SESSION_INTERFACE}'"],
-               path="/org/freedesktop/DBus", interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+    await call(
+        bus,
+        "AddMatch",
+        "s",
+        [f"type='signal',interface='{SESSION_INTERFACE}'"],
+        path="/org/freedesktop/DBus",
+        interface="org.freedesktop.DBus",
+        destination="org.freedesktop.DBus",
+    )
     measured: dict[str, list[float]] = {"key": [], "convert": [], "space": []}
 
     async def type_item(item: LiveItem) -> None:
@@ -856,8 +973,13 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -
         await type_item(item)
     await session.close()
     bus.disconnect()
-    return {"model": model, "model_state": state, "model_reason": reason, **counts,
-            **{f"{kind}_ms": _percentiles(values) for kind, values in measured.items()}}
+    return {
+        "model": model,
+        "model_state": state,
+        "model_reason": reason,
+        **counts,
+        **{f"{kind}_ms": _percentiles(values) for kind, values in measured.items()},
+    }
 
 
 def _mozc_typing(items: list[LiveItem], interval_s: float) -> tuple[dict | None, str]:
@@ -902,8 +1024,12 @@ def _mozc_typing(items: list[LiveItem], interval_s: float) -> tuple[dict | None,
         return None, f"Mozc failed: {error}"
     finally:
         peer.close()
-    return {"version": peer.version, "keys": len(measured["key"]), "no_window": no_window,
-            **{f"{kind}_ms": _percentiles(values) for kind, values in measured.items()}}, ""
+    return {
+        "version": peer.version,
+        "keys": len(measured["key"]),
+        "no_window": no_window,
+        **{f"{kind}_ms": _percentiles(values) for kind, values in measured.items()},
+    }, ""
 
 
 def _ratios(over: dict, under: dict | None) -> dict | None:
@@ -930,8 +1056,7 @@ def cpu_load(processes: int):
             spinner.wait()
 
 
-def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: str | None = None,
-                   load: int = 0) -> dict:
+def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: str | None = None, load: int = 0) -> dict:
     items, skipped = live_items(set_path, limit)
     if not items:
         raise SystemExit(f"tsuzuri-bench: no item of {set_path} can be typed")
@@ -944,12 +1069,21 @@ def live_benchmark(set_path: Path, limit: int, key_interval_ms: float, model: st
         model_on = _with_daemon(model, typing, config=LIVE_CONFIG)
         model_off = _with_daemon("none", typing, config=LIVE_CONFIG)
         mozc, mozc_reason = _mozc_typing(items, interval_s)
-    return {"set": str(set_path), "items": len(items), "skipped": skipped, "key_interval_ms": key_interval_ms,
-            "load": load,
-            "model_on": model_on, "model_off": model_off,
-            "mozc": mozc, "mozc_reason": mozc_reason or None,
-            "ratios": {"model_on_over_model_off": _ratios(model_on, model_off),
-                       "model_on_over_mozc": _ratios(model_on, mozc)}}
+    return {
+        "set": str(set_path),
+        "items": len(items),
+        "skipped": skipped,
+        "key_interval_ms": key_interval_ms,
+        "load": load,
+        "model_on": model_on,
+        "model_off": model_off,
+        "mozc": mozc,
+        "mozc_reason": mozc_reason or None,
+        "ratios": {
+            "model_on_over_model_off": _ratios(model_on, model_off),
+            "model_on_over_mozc": _ratios(model_on, mozc),
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -960,20 +1094,35 @@ def main(argv: list[str] | None = None) -> int:
     engine.add_argument("--sizes", default="tiny,m25,m100", help="comma-separated: tiny, m25, m100")
     engine.add_argument("--threads", type=int, default=2)
     engine.add_argument("--repeat", type=int, default=5)
-    engine.add_argument("--dtype", default="q8_0", choices=["q8_0", "f16", "f32"],
-                        help="weight type (default q8_0, what we ship)")
-    engine.add_argument("--drafts", action="store_true",
-                        help="instead: greedy decoding's guesses (none, the previous output, the dictionary's "
-                             "path, lookahead) on the real model, typing a set's readings kana by kana")
-    engine.add_argument("--sessions", action="store_true",
-                        help=f"instead: {', '.join(map(str, BATCHED_SESSIONS))} sessions' rescoring decoded one "
-                             f"after another or batched into one llama_decode, for several n_ubatch")
-    engine.add_argument("--set", type=Path, default=LIVE_SET, help=f"with --drafts or --sessions: JSON lines with "
-                                                                   f"input and context (default {LIVE_SET})")
+    engine.add_argument(
+        "--dtype", default="q8_0", choices=["q8_0", "f16", "f32"], help="weight type (default q8_0, what we ship)"
+    )
+    engine.add_argument(
+        "--drafts",
+        action="store_true",
+        help="instead: greedy decoding's guesses (none, the previous output, the dictionary's "
+        "path, lookahead) on the real model, typing a set's readings kana by kana",
+    )
+    engine.add_argument(
+        "--sessions",
+        action="store_true",
+        help=f"instead: {', '.join(map(str, BATCHED_SESSIONS))} sessions' rescoring decoded one "
+        f"after another or batched into one llama_decode, for several n_ubatch",
+    )
+    engine.add_argument(
+        "--set",
+        type=Path,
+        default=LIVE_SET,
+        help=f"with --drafts or --sessions: JSON lines with input and context (default {LIVE_SET})",
+    )
     engine.add_argument("--limit", type=int, default=60, help="with --drafts: items typed (default 60)")
     engine.add_argument("--model", default="default", help="with --drafts or --sessions: model name or GGUF")
-    engine.add_argument("--lookahead", default=LOOKAHEAD, metavar="W,N,G",
-                        help=f"with --drafts: window, n-gram size, n-grams per token (default {LOOKAHEAD})")
+    engine.add_argument(
+        "--lookahead",
+        default=LOOKAHEAD,
+        metavar="W,N,G",
+        help=f"with --drafts: window, n-gram size, n-grams per token (default {LOOKAHEAD})",
+    )
     dbus = sub.add_parser("dbus", help="key round trip through the real daemon, and its memory per session")
     dbus.add_argument("--json", action="store_true", help="print one JSON object (the default)")
     dbus.add_argument("--model-size", default="m25", choices=["tiny", "m25", "m100"])
@@ -983,31 +1132,51 @@ def main(argv: list[str] | None = None) -> int:
     soak.add_argument("--sessions", type=int, default=10)
     soak.add_argument("--seconds", type=float, default=60.0)
     soak.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
-    hostile = sub.add_parser("hostile", help="a typist's keys while other clients keep maximal Convert calls going; "
-                                             "the daemon's peak and settled memory")
+    hostile = sub.add_parser(
+        "hostile",
+        help="a typist's keys while other clients keep maximal Convert calls going; "
+        "the daemon's peak and settled memory",
+    )
     hostile.add_argument("--json", action="store_true", help="print one JSON object (the default)")
     hostile.add_argument("--clients", type=int, default=8, help="hostile connections (default 8)")
     hostile.add_argument("--in-flight", type=int, default=8, help="Convert calls each keeps going (default 8)")
     hostile.add_argument("--seconds", type=float, default=30.0)
     hostile.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
-    live = sub.add_parser("live", help="live conversion: key → its OutputChanged, Space → the candidate window, "
-                                       "with the model, without it, and Mozc")
+    live = sub.add_parser(
+        "live",
+        help="live conversion: key → its OutputChanged, Space → the candidate window, "
+        "with the model, without it, and Mozc",
+    )
     live.add_argument("--json", action="store_true", help="print one JSON object (the default)")
-    live.add_argument("--set", type=Path, default=LIVE_SET, help=f"JSON lines with input and context "
-                                                                 f"(default {LIVE_SET})")
+    live.add_argument(
+        "--set", type=Path, default=LIVE_SET, help=f"JSON lines with input and context (default {LIVE_SET})"
+    )
     live.add_argument("--limit", type=int, default=60, help="items typed (default 60)")
-    live.add_argument("--key-interval", type=float, default=100.0, metavar="MS",
-                      help="milliseconds from one key's send to the next (default 100)")
-    live.add_argument("--model", default=None, help="model name or GGUF of the model-on run (default: the "
-                                                    "configured one)")
-    live.add_argument("--load", type=int, default=0, metavar="N",
-                      help="N CPU-bound processes running beside every run (default 0: a quiet machine)")
-    startup = sub.add_parser("startup", help="from the daemon's start to its first answer, key, conversion "
-                                             "and model ready")
+    live.add_argument(
+        "--key-interval",
+        type=float,
+        default=100.0,
+        metavar="MS",
+        help="milliseconds from one key's send to the next (default 100)",
+    )
+    live.add_argument(
+        "--model", default=None, help="model name or GGUF of the model-on run (default: the configured one)"
+    )
+    live.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N CPU-bound processes running beside every run (default 0: a quiet machine)",
+    )
+    startup = sub.add_parser(
+        "startup", help="from the daemon's start to its first answer, key, conversion and model ready"
+    )
     startup.add_argument("--json", action="store_true", help="print one JSON object (the default)")
     startup.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
-    memory = sub.add_parser("memory", help="the daemon's resident memory after warm-up, typing, Convert calls "
-                                           "and idling")
+    memory = sub.add_parser(
+        "memory", help="the daemon's resident memory after warm-up, typing, Convert calls and idling"
+    )
     memory.add_argument("--json", action="store_true", help="print one JSON object (the default)")
     memory.add_argument("--model", default=None, help="model name or GGUF, or none (default: the configured one)")
     memory.add_argument("--typed", type=int, default=200, help="conversions typed in a session (default 200)")

@@ -1,13 +1,13 @@
 """`tsuzuri-client`: the D-Bus test client.
 
-  tsuzuri-client [--bus ADDRESS] status [--wait SECONDS] [--json]
-  tsuzuri-client [--bus ADDRESS] convert READING [--context TEXT] [--n N] [--json]
-  tsuzuri-client [--bus ADDRESS] type KEYS [--key NAME ...] [--json]
-  tsuzuri-client [--bus ADDRESS] repl
-  tsuzuri-client [--bus ADDRESS] dict list [--json] | add READING SURFACE [POS] [--comment TEXT]
-                 | remove READING SURFACE | import FILE | export FILE
-  tsuzuri-client [--bus ADDRESS] learning list [READING] [--json] | forget READING [SURFACE] | clear
-  tsuzuri-client [--bus ADDRESS] settings [KEY=VALUE ...]   (conversion.live=true; VALUE as TOML writes it)
+tsuzuri-client [--bus ADDRESS] status [--wait SECONDS] [--json]
+tsuzuri-client [--bus ADDRESS] convert READING [--context TEXT] [--n N] [--json]
+tsuzuri-client [--bus ADDRESS] type KEYS [--key NAME ...] [--json]
+tsuzuri-client [--bus ADDRESS] repl
+tsuzuri-client [--bus ADDRESS] dict list [--json] | add READING SURFACE [POS] [--comment TEXT]
+               | remove READING SURFACE | import FILE | export FILE
+tsuzuri-client [--bus ADDRESS] learning list [READING] [--json] | forget READING [SURFACE] | clear
+tsuzuri-client [--bus ADDRESS] settings [KEY=VALUE ...]   (conversion.live=true; VALUE as TOML writes it)
 """
 
 from __future__ import annotations
@@ -43,10 +43,21 @@ async def connect(address: str | None) -> MessageBus:
     return await connect_bus(address)
 
 
-async def call(bus: MessageBus, member: str, signature: str = "", body: list | None = None,
-               path: str = ROOT_PATH, interface: str = BUS_NAME, destination: str = BUS_NAME) -> list:
-    reply = await genuine_reply(bus, Message(destination=destination, path=path, interface=interface, member=member,
-                                             signature=signature, body=body or []))
+async def call(
+    bus: MessageBus,
+    member: str,
+    signature: str = "",
+    body: list | None = None,
+    path: str = ROOT_PATH,
+    interface: str = BUS_NAME,
+    destination: str = BUS_NAME,
+) -> list:
+    reply = await genuine_reply(
+        bus,
+        Message(
+            destination=destination, path=path, interface=interface, member=member, signature=signature, body=body or []
+        ),
+    )
     if reply.message_type is MessageType.ERROR:
         raise ClientError(f"{reply.error_name}: {reply.body[0] if reply.body else ''}")
     return reply.body
@@ -69,8 +80,10 @@ async def genuine_reply(bus: MessageBus, message: Message) -> Message:
     answers: asyncio.Queue[Message] = asyncio.Queue()
 
     def on_message(received: Message) -> bool:
-        if (received.message_type in (MessageType.METHOD_RETURN, MessageType.ERROR)
-                and received.reply_serial == message.serial):
+        if (
+            received.message_type in (MessageType.METHOD_RETURN, MessageType.ERROR)
+            and received.reply_serial == message.serial
+        ):
             answers.put_nowait(received)
             return True
         return False
@@ -91,8 +104,17 @@ async def _owner(bus: MessageBus, name: str) -> str | None:
     """The unique name owning `name` now, as the bus daemon says (and remembered), None if none."""
     if name.startswith(":") or name == BUS_DAEMON:
         return None  # a unique name, and the bus daemon, answer only as themselves
-    reply = await genuine_reply(bus, Message(destination=BUS_DAEMON, path="/org/freedesktop/DBus",
-                                             interface=BUS_DAEMON, member="GetNameOwner", signature="s", body=[name]))
+    reply = await genuine_reply(
+        bus,
+        Message(
+            destination=BUS_DAEMON,
+            path="/org/freedesktop/DBus",
+            interface=BUS_DAEMON,
+            member="GetNameOwner",
+            signature="s",
+            body=[name],
+        ),
+    )
     if reply.message_type is not MessageType.METHOD_RETURN:
         return None
     _owners.setdefault(id(bus), {})[name] = reply.body[0]
@@ -111,8 +133,15 @@ async def wait_for_status(bus: MessageBus, seconds: float) -> tuple[str, str, st
             changed.set()
 
     bus.add_message_handler(on_status_changed)
-    await call(bus, "AddMatch", "s", [f"type='signal',interface='{BUS_NAME}',member='StatusChanged'"],
-               path="/org/freedesktop/DBus", interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+    await call(
+        bus,
+        "AddMatch",
+        "s",
+        [f"type='signal',interface='{BUS_NAME}',member='StatusChanged'"],
+        path="/org/freedesktop/DBus",
+        interface="org.freedesktop.DBus",
+        destination="org.freedesktop.DBus",
+    )
     try:
         while True:
             changed.clear()
@@ -251,8 +280,15 @@ async def manage_learning(bus: MessageBus, args: argparse.Namespace) -> int:
     if args.action == "list":
         (choices,) = await call(bus, "ListLearned", "s", [args.reading])
         if args.json:
-            print(json.dumps([{"reading": reading, "surface": surface, "weight": weight, "last_used": last_used}
-                              for reading, surface, weight, last_used in choices], ensure_ascii=False))
+            print(
+                json.dumps(
+                    [
+                        {"reading": reading, "surface": surface, "weight": weight, "last_used": last_used}
+                        for reading, surface, weight, last_used in choices
+                    ],
+                    ensure_ascii=False,
+                )
+            )
         else:
             for reading, surface, weight, last_used in choices:
                 print(f"{reading}\t{surface}\t{weight:.2f}\t{time.strftime(LEARNED_TIME, time.localtime(last_used))}")
@@ -296,8 +332,7 @@ async def run(args: argparse.Namespace) -> int:
         elif args.command == "convert":
             (found,) = await call(bus, "Convert", "ssu", [args.reading, args.context, args.n])
             if args.json:
-                print(json.dumps([{"text": t, "source": s, "annotation": a} for t, s, a in found],
-                                 ensure_ascii=False))
+                print(json.dumps([{"text": t, "source": s, "annotation": a} for t, s, a in found], ensure_ascii=False))
             else:
                 for i, (text, source, annotation) in enumerate(found, 1):
                     print(f"{i}. {text}\t{source}{' ' + annotation if annotation else ''}")
@@ -327,8 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bus", help="D-Bus address (default: the session bus)")
     sub = parser.add_subparsers(dest="command", required=True)
     status = sub.add_parser("status", help="model state")
-    status.add_argument("--wait", type=float, default=0.0,
-                        help="wait this long for the daemon to appear and its model to load")
+    status.add_argument(
+        "--wait", type=float, default=0.0, help="wait this long for the daemon to appear and its model to load"
+    )
     status.add_argument("--json", action="store_true")
     convert = sub.add_parser("convert", help="stateless conversion")
     convert.add_argument("reading")
@@ -340,25 +376,34 @@ def main(argv: list[str] | None = None) -> int:
     typing.add_argument("--key", action="append", default=[], help="a named key after the romaji (space, Return…)")
     typing.add_argument("--json", action="store_true")
     sub.add_parser("repl", help="interactive session")
-    words = sub.add_parser("dict", help="your own words (the user dictionary)").add_subparsers(dest="action",
-                                                                                             required=True)
+    words = sub.add_parser("dict", help="your own words (the user dictionary)").add_subparsers(
+        dest="action", required=True
+    )
     words.add_parser("list", help="every word: reading, surface, part of speech, comment").add_argument(
-        "--json", action="store_true")
+        "--json", action="store_true"
+    )
     add = words.add_parser("add", help="add a word; it converts at once")
     add.add_argument("reading")
     add.add_argument("surface")
-    add.add_argument("pos", nargs="?", default=DEFAULT_PART_OF_SPEECH, metavar="POS",
-                     help=f"Mozc's part of speech (default {DEFAULT_PART_OF_SPEECH}; 抑制単語 hides SURFACE for "
-                          f"READING): {' '.join(sorted(PARTS_OF_SPEECH))}")
+    add.add_argument(
+        "pos",
+        nargs="?",
+        default=DEFAULT_PART_OF_SPEECH,
+        metavar="POS",
+        help=f"Mozc's part of speech (default {DEFAULT_PART_OF_SPEECH}; 抑制単語 hides SURFACE for "
+        f"READING): {' '.join(sorted(PARTS_OF_SPEECH))}",
+    )
     add.add_argument("--comment", default="", help="shown beside the candidate")
     remove = words.add_parser("remove", help="remove a word")
     remove.add_argument("reading")
     remove.add_argument("surface")
-    words.add_parser("import", help="add the words of a Mozc / Google IME (TSV) or Microsoft IME (text) export"
-                     ).add_argument("file", type=Path)
+    words.add_parser(
+        "import", help="add the words of a Mozc / Google IME (TSV) or Microsoft IME (text) export"
+    ).add_argument("file", type=Path)
     words.add_parser("export", help="write every word in Mozc's TSV format").add_argument("file", type=Path)
     learning = sub.add_parser("learning", help="what was learned from your choices").add_subparsers(
-        dest="action", required=True)
+        dest="action", required=True
+    )
     learned = learning.add_parser("list", help="reading, surface, weight (times chosen, fading), last used")
     learned.add_argument("reading", nargs="?", default="", help="only this reading's choices")
     learned.add_argument("--json", action="store_true")
@@ -367,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     forget.add_argument("surface", nargs="?", default="")
     learning.add_parser("clear", help="forget everything learned")
     sub.add_parser("settings", help="show the configuration in use, or set some of it in the file").add_argument(
-        "assignments", nargs="*", metavar="KEY=VALUE", help="conversion.live=true, input.punctuation='\"，．\"'")
+        "assignments", nargs="*", metavar="KEY=VALUE", help="conversion.live=true, input.punctuation='\"，．\"'"
+    )
     args = parser.parse_args(argv)
     try:
         return asyncio.run(run(args))

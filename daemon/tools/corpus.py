@@ -64,8 +64,9 @@ def _document_starts(name: str, lines: list[str], index: int) -> bool:
         return True
     if name == "jaquad.txt":
         return bool(_QUESTION.search(lines[index - 1])) and not _QUESTION.search(lines[index])
-    return bool(_NEWS_DATE.search(lines[index - 1])) and not (_NEWS_DATE.search(lines[index])
-                                                              or _NEWS_TITLE.search(lines[index]))
+    return bool(_NEWS_DATE.search(lines[index - 1])) and not (
+        _NEWS_DATE.search(lines[index]) or _NEWS_TITLE.search(lines[index])
+    )
 
 
 def held_out_start(name: str, lines: list[str]) -> int | None:
@@ -80,6 +81,7 @@ def held_out_start(name: str, lines: list[str]) -> int | None:
 class HeldOut:
     """The held-out documents: each source's held-out lines (in order), and the lines of sources that nothing
     learns from (held out, buffer, the held-out news's headlines)."""
+
     documents: dict[str, list[str]]
     excluded: dict[str, range]
 
@@ -136,12 +138,16 @@ def _text_lines(path: Path) -> list[str]:
 
 # -- what may be learned from ----------------------------------------------------------------------
 
+
 def read_sources(corpus: Path) -> list[Source]:
     """Every training source: text/*.txt one line a sentence, WAC train sentences, Anthy train surfaces; less what
     is held out."""
     out = held_out(corpus).lines
-    sources = [Source(path.stem, learnable_lines(corpus, path))
-               for path in sorted((corpus / "text").glob("*.txt")) if path.name not in _NOT_TEXT]
+    sources = [
+        Source(path.stem, learnable_lines(corpus, path))
+        for path in sorted((corpus / "text").glob("*.txt"))
+        if path.name not in _NOT_TEXT
+    ]
     wac = corpus / "wac" / "train.jsonl"
     if wac.is_file():
         sources.append(Source("wac_train", [record["text"] for record in _records(wac) if record["text"] not in out]))

@@ -65,8 +65,7 @@ def _shared_before(top: str, i: int, reference: str, j: int) -> int:
 
 def _shared_after(top: str, i: int, reference: str, j: int) -> int:
     count = 0
-    while (count < min(len(top) - i, len(reference) - j, _SHARED_CHARS_GROWN)
-           and top[i + count] == reference[j + count]):
+    while count < min(len(top) - i, len(reference) - j, _SHARED_CHARS_GROWN) and top[i + count] == reference[j + count]:
         count += 1
     return count
 
@@ -82,10 +81,17 @@ def _same_word(top: str, i1: int, i2: int, reference: str, j1: int, j2: int, wor
     top_words, reference_words = words_of(top), words_of(reference)
     top_ends = {start + word.length for start, word in top_words.items()}
     reference_ends = {start + word.length for start, word in reference_words.items()}
-    before = next((k for k in range(_shared_before(top, i1, reference, j1) + 1)
-                   if i1 - k in top_words and j1 - k in reference_words), None)
-    after_fits = any(i2 + k in top_ends and j2 + k in reference_ends
-                     for k in range(_shared_after(top, i2, reference, j2) + 1))
+    before = next(
+        (
+            k
+            for k in range(_shared_before(top, i1, reference, j1) + 1)
+            if i1 - k in top_words and j1 - k in reference_words
+        ),
+        None,
+    )
+    after_fits = any(
+        i2 + k in top_ends and j2 + k in reference_ends for k in range(_shared_after(top, i2, reference, j2) + 1)
+    )
     if before is None or not after_fits:
         return False
     ours, theirs = top_words[i1 - before], reference_words[j1 - before]
@@ -97,8 +103,7 @@ def _stretch_kind(top: str, i1: int, i2: int, reference: str, j1: int, j2: int, 
     if ours and theirs and _all_kana(ours + theirs) and to_hiragana(ours) == to_hiragana(theirs):
         return _Stretch.VARIANT  # the same kana in the other script
     if _all_kana(ours) or _all_kana(theirs):
-        return (_Stretch.VARIANT if _same_word(top, i1, i2, reference, j1, j2, words_of)
-                else _Stretch.SEGMENTATION)
+        return _Stretch.VARIANT if _same_word(top, i1, i2, reference, j1, j2, words_of) else _Stretch.SEGMENTATION
     if not any(is_hiragana(ch) for ch in ours + theirs):
         return _Stretch.KANJI
     return _Stretch.SEGMENTATION
@@ -115,8 +120,11 @@ def _widened(text: str, start: int, end: int) -> str:
 
 def classify_error(top: str, reference: str, reference_in_pool: bool, lexicon: Lexicon) -> ErrorClass:
     """The class of a first candidate `top` that is not `reference`."""
-    stretches = [(i1, i2, j1, j2) for opcode, i1, i2, j1, j2
-                 in difflib.SequenceMatcher(None, top, reference, autojunk=False).get_opcodes() if opcode != "equal"]
+    stretches = [
+        (i1, i2, j1, j2)
+        for opcode, i1, i2, j1, j2 in difflib.SequenceMatcher(None, top, reference, autojunk=False).get_opcodes()
+        if opcode != "equal"
+    ]
     parsed: dict[str, dict[int, WrittenWord]] = {}
 
     def words_of(text: str) -> dict[int, WrittenWord]:
@@ -128,8 +136,10 @@ def classify_error(top: str, reference: str, reference_in_pool: bool, lexicon: L
     if all(kind is _Stretch.VARIANT for kind in kinds):
         return ErrorClass.VARIANT
     if not reference_in_pool:
-        unknown = any(kind is not _Stretch.VARIANT and j2 > j1 and not lexicon.entries(_widened(reference, j1, j2))
-                      for kind, (_, _, j1, j2) in zip(kinds, stretches))
+        unknown = any(
+            kind is not _Stretch.VARIANT and j2 > j1 and not lexicon.entries(_widened(reference, j1, j2))
+            for kind, (_, _, j1, j2) in zip(kinds, stretches)
+        )
         return ErrorClass.UNKNOWN_WORD if unknown else ErrorClass.NOT_IN_POOL
     return ErrorClass.SEGMENTATION if _Stretch.SEGMENTATION in kinds else ErrorClass.WRONG_KANJI
 

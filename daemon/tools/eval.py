@@ -72,8 +72,9 @@ def _dictionary_converter(options: argparse.Namespace) -> ConvertFunction:
     return lambda reading, context, n: [candidate.text for candidate in dictionary.convert(reading, n)]
 
 
-def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: bool = False,
-                     constrained: bool = False) -> Callable[[argparse.Namespace], ConvertFunction]:
+def _model_converter(
+    width: Callable[[int], int], mode: str, dictionary_draft: bool = False, constrained: bool = False
+) -> Callable[[argparse.Namespace], ConvertFunction]:
     def factory(options: argparse.Namespace) -> ConvertFunction:
         from daemon.converter import spellings
 
@@ -85,25 +86,34 @@ def _model_converter(width: Callable[[int], int], mode: str, dictionary_draft: b
             draft = dictionary.convert(reading, 1)[0].text if dictionary is not None and dictionary_draft else None
             words = spellings(dictionary, reading) if constrained else None
             return [c.text for c in session.convert(reading, context, width(n), draft, words)]
+
         return convert
+
     return factory
 
 
-def _merging_converter(mode: str, constrained: bool = False,
-                       use_model: bool = True) -> Callable[[argparse.Namespace], ConvertFunction]:
+def _merging_converter(
+    mode: str, constrained: bool = False, use_model: bool = True
+) -> Callable[[argparse.Namespace], ConvertFunction]:
     """Every source merged and ranked as the daemon shows them (no learning or user dictionary: they are
     personal); without `use_model`, as the daemon serves when no model loads."""
+
     def factory(options: argparse.Namespace) -> ConvertFunction:
         from daemon.converter import Converter
 
         if use_model and not options.model and mode == "auto" and default_model_present():
             options.model = "default"  # what the daemon runs when its configuration names no other
         engine = _loaded_engine(options, mode) if use_model and (options.model or constrained) else None
-        converter = Converter(dictionary=_loaded_dictionary(), engine=engine,
-                              model_candidates=options.model_candidates, constrain_model=constrained,
-                              language_model=_language_model(options))
+        converter = Converter(
+            dictionary=_loaded_dictionary(),
+            engine=engine,
+            model_candidates=options.model_candidates,
+            constrain_model=constrained,
+            language_model=_language_model(options),
+        )
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
+
     return factory
 
 
@@ -123,6 +133,7 @@ def _language_model(options: argparse.Namespace):
 
 def default_model_present() -> bool:
     from daemon.engine.registry import RegistryError, resolve_model
+
     try:
         return resolve_model("default")[0].is_file()
     except RegistryError:
@@ -172,11 +183,20 @@ def load_items(path: Path) -> list[EvalItem]:
 
 def _items_from_json(text: str) -> list[EvalItem]:
     stripped = text.strip()
-    records = json.loads(stripped) if stripped.startswith("[") else [
-        json.loads(line) for line in stripped.splitlines() if line.strip()]
-    return [EvalItem(str(record.get("id", f"item-{index}")), record["input"],
-                     record.get("context_text", record.get("context", "")), _accepted_outputs(record))
-            for index, record in enumerate(records)]
+    records = (
+        json.loads(stripped)
+        if stripped.startswith("[")
+        else [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    )
+    return [
+        EvalItem(
+            str(record.get("id", f"item-{index}")),
+            record["input"],
+            record.get("context_text", record.get("context", "")),
+            _accepted_outputs(record),
+        )
+        for index, record in enumerate(records)
+    ]
 
 
 def _accepted_outputs(record: dict) -> tuple[str, ...]:
@@ -190,9 +210,11 @@ def _items_from_mozc_tsv(text: str) -> list[EvalItem]:
     if not {"input", "command", "argument"} <= set(columns):
         raise ValueError(f"not a Mozc evaluation TSV (columns: {columns})")
     field = {name: index for index, name in enumerate(columns)}
-    return [EvalItem(f"mozc-{line}", to_katakana(values[field["input"]]), "", (values[field["argument"]],))
-            for line, values in enumerate((row.split("\t") for row in rows), start=2)
-            if len(values) == len(columns) and values[field["command"]] == _MOZC_EXPECTED]
+    return [
+        EvalItem(f"mozc-{line}", to_katakana(values[field["input"]]), "", (values[field["argument"]],))
+        for line, values in enumerate((row.split("\t") for row in rows), start=2)
+        if len(values) == len(columns) and values[field["command"]] == _MOZC_EXPECTED
+    ]
 
 
 def suite_sets(directory: Path) -> dict[str, Path]:
@@ -217,8 +239,7 @@ def _nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def evaluate_item(item: EvalItem, converter: ConvertFunction, n: int,
-                  lexicon: Lexicon | None = None) -> ItemResult:
+def evaluate_item(item: EvalItem, converter: ConvertFunction, n: int, lexicon: Lexicon | None = None) -> ItemResult:
     """One item scored; with `lexicon` (the dictionary's entries) a wrong first candidate is classified too."""
     started = time.perf_counter()
     candidates = converter(item.reading, item.context, n)[:n]
@@ -227,8 +248,15 @@ def evaluate_item(item: EvalItem, converter: ConvertFunction, n: int,
     outputs = [_nfkc(candidate) for candidate in candidates]
     cer = min(char_error_rate(output, answer) for output in outputs or [""] for answer in accepted)
     error = error_of(outputs, sorted(accepted), lexicon) if lexicon is not None else None
-    return ItemResult(item, candidates, seconds, bool(outputs) and outputs[0] in accepted,
-                      any(output in accepted for output in outputs), cer, error)
+    return ItemResult(
+        item,
+        candidates,
+        seconds,
+        bool(outputs) and outputs[0] in accepted,
+        any(output in accepted for output in outputs),
+        cer,
+        error,
+    )
 
 
 def _percentile(values: Sequence[float], fraction: float) -> float:
@@ -258,8 +286,9 @@ def summarise(results: Sequence[ItemResult], n: int, mode: str, errors: bool = F
     }
 
 
-def evaluate_items(items: Sequence[EvalItem], converter: ConvertFunction, n: int, label: str = "",
-                   lexicon: Lexicon | None = None) -> list[ItemResult]:
+def evaluate_items(
+    items: Sequence[EvalItem], converter: ConvertFunction, n: int, label: str = "", lexicon: Lexicon | None = None
+) -> list[ItemResult]:
     """Every item's result, with progress on stderr (prefixed with `label`, the set's name in a suite)."""
     prefix = f"tsuzuri-eval: {label} " if label else "tsuzuri-eval: "
     results: list[ItemResult] = []
@@ -274,36 +303,64 @@ def evaluate_items(items: Sequence[EvalItem], converter: ConvertFunction, n: int
 
 def _per_item_record(result: ItemResult) -> dict:
     item = result.item
-    return {"id": item.id, "input": item.reading, "context": item.context, "expected": list(item.expected),
-            "candidates": result.candidates, "correct@1": result.correct_at_1, "correct@n": result.correct_at_n,
-            "cer": round(result.cer, 4), "ms": round(result.seconds * 1000, 3),
-            **({"error": result.error.value} if result.error is not None else {})}
+    return {
+        "id": item.id,
+        "input": item.reading,
+        "context": item.context,
+        "expected": list(item.expected),
+        "candidates": result.candidates,
+        "correct@1": result.correct_at_1,
+        "correct@n": result.correct_at_n,
+        "cer": round(result.cer, 4),
+        "ms": round(result.seconds * 1000, 3),
+        **({"error": result.error.value} if result.error is not None else {}),
+    }
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tsuzuri-eval", description=__doc__.split("\n\n")[0])
     parser.add_argument("items", type=Path, nargs="?", help="JSON / JSON Lines items, or Mozc's evaluation.tsv")
-    parser.add_argument("--suite", type=Path, nargs="?", const=SUITE_DIR, metavar="DIR",
-                        help="instead of ITEMS, score every *.jsonl in DIR and Mozc's evaluation.tsv under it "
-                             f"(default DIR: {SUITE_DIR})")
+    parser.add_argument(
+        "--suite",
+        type=Path,
+        nargs="?",
+        const=SUITE_DIR,
+        metavar="DIR",
+        help="instead of ITEMS, score every *.jsonl in DIR and Mozc's evaluation.tsv under it "
+        f"(default DIR: {SUITE_DIR})",
+    )
     parser.add_argument("--n", type=int, default=5, help="candidates per item scored for acc@n (default 5)")
     parser.add_argument("--mode", choices=list(CONVERTERS), default="auto", help="converter (default auto)")
-    parser.add_argument("--json", action="store_true",
-                        help="end the output with one JSON line of the scores; with --suite, print only JSON "
-                             "lines: one per set, then a summary")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="end the output with one JSON line of the scores; with --suite, print only JSON "
+        "lines: one per set, then a summary",
+    )
     parser.add_argument("--per-item", type=Path, metavar="FILE", help="write each item's candidates as JSON Lines")
     parser.add_argument("--limit", type=int, metavar="K", help="score only the first K items (of each set)")
     parser.add_argument("--model", help="registered model name or GGUF path (greedy, beam; optional for auto)")
     parser.add_argument("--threads", type=int, default=2, help="model threads (default 2)")
-    parser.add_argument("--model-candidates", type=int, default=0,
-                        help="auto, constrained-auto: how many candidates the model generates itself (default 0: none)")
-    parser.add_argument("--lm", type=Path, metavar="FILE",
-                        help="merging modes (auto, constrained-auto, no-model): the character language model that "
-                             "rescores the dictionary's top candidates (default: the daemon's, if built)")
+    parser.add_argument(
+        "--model-candidates",
+        type=int,
+        default=0,
+        help="auto, constrained-auto: how many candidates the model generates itself (default 0: none)",
+    )
+    parser.add_argument(
+        "--lm",
+        type=Path,
+        metavar="FILE",
+        help="merging modes (auto, constrained-auto, no-model): the character language model that "
+        "rescores the dictionary's top candidates (default: the daemon's, if built)",
+    )
     parser.add_argument("--no-lm", action="store_true", help="merging modes: no language model")
-    parser.add_argument("--errors", action="store_true",
-                        help="count the wrong first candidates by class (variant, wrong kanji, segmentation, "
-                             "unknown word, not in the pool)")
+    parser.add_argument(
+        "--errors",
+        action="store_true",
+        help="count the wrong first candidates by class (variant, wrong kanji, segmentation, "
+        "unknown word, not in the pool)",
+    )
     return parser
 
 
@@ -320,33 +377,47 @@ def _report_one(results: Sequence[ItemResult], args: argparse.Namespace) -> None
             for result in results:
                 out.write(json.dumps(_per_item_record(result), ensure_ascii=False) + "\n")
     scores = summarise(results, args.n, args.mode, args.errors)
-    print(f"mode {scores['mode']}  items {scores['items']}  n {scores['n']}\n"
-          f"acc@1 {scores['acc@1']:.4f}  acc@{scores['n']} {scores['acc@n']:.4f}  mincer {scores['mincer']:.4f}  "
-          f"p50 {scores['p50_ms']:.2f} ms  p95 {scores['p95_ms']:.2f} ms")
+    print(
+        f"mode {scores['mode']}  items {scores['items']}  n {scores['n']}\n"
+        f"acc@1 {scores['acc@1']:.4f}  acc@{scores['n']} {scores['acc@n']:.4f}  mincer {scores['mincer']:.4f}  "
+        f"p50 {scores['p50_ms']:.2f} ms  p95 {scores['p95_ms']:.2f} ms"
+    )
     if args.errors:
-        print(f"acc@1 or a spelling variant {scores['acc@1_or_variant']:.4f}  errors "
-              + "  ".join(f"{name} {count}" for name, count in scores["errors"].items()))
+        print(
+            f"acc@1 or a spelling variant {scores['acc@1_or_variant']:.4f}  errors "
+            + "  ".join(f"{name} {count}" for name, count in scores["errors"].items())
+        )
     if args.json:
         print(json.dumps(scores, ensure_ascii=False))
 
 
 def _report_suite(results_by_set: dict[str, list[ItemResult]], args: argparse.Namespace) -> None:
-    rows = [{"set": name, **summarise(results, args.n, args.mode, args.errors)}
-            for name, results in results_by_set.items()]
+    rows = [
+        {"set": name, **summarise(results, args.n, args.mode, args.errors)} for name, results in results_by_set.items()
+    ]
     accuracies = [row["acc@1"] for row in rows]
-    summary = {"suite": True, "mode": args.mode, "sets": len(rows),
-               "mean_acc@1": round(sum(accuracies) / len(accuracies), 4), "min_acc@1": min(accuracies)}
+    summary = {
+        "suite": True,
+        "mode": args.mode,
+        "sets": len(rows),
+        "mean_acc@1": round(sum(accuracies) / len(accuracies), 4),
+        "min_acc@1": min(accuracies),
+    }
     if args.json:
         for record in [*rows, summary]:
             print(json.dumps(record, ensure_ascii=False))
         return
     width = max(len("set"), *(len(row["set"]) for row in rows))
     print(f"mode {args.mode}  n {args.n}")
-    print(f"{'set':<{width}}  {'items':>6}  {'acc@1':>6}  {'acc@' + str(args.n):>6}  {'MinCER':>6}  "
-          f"{'p50 ms':>8}  {'p95 ms':>8}")
+    print(
+        f"{'set':<{width}}  {'items':>6}  {'acc@1':>6}  {'acc@' + str(args.n):>6}  {'MinCER':>6}  "
+        f"{'p50 ms':>8}  {'p95 ms':>8}"
+    )
     for row in rows:
-        print(f"{row['set']:<{width}}  {row['items']:>6}  {row['acc@1']:>6.4f}  {row['acc@n']:>6.4f}  "
-              f"{row['mincer']:>6.4f}  {row['p50_ms']:>8.2f}  {row['p95_ms']:>8.2f}")
+        print(
+            f"{row['set']:<{width}}  {row['items']:>6}  {row['acc@1']:>6.4f}  {row['acc@n']:>6.4f}  "
+            f"{row['mincer']:>6.4f}  {row['p50_ms']:>8.2f}  {row['p95_ms']:>8.2f}"
+        )
     print(f"mean acc@1 {summary['mean_acc@1']:.4f}  min acc@1 {summary['min_acc@1']:.4f}")
     for row in rows if args.errors else []:
         print(f"errors {row['set']}: " + "  ".join(f"{name} {count}" for name, count in row["errors"].items()))
@@ -375,8 +446,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     lexicon = system_reader() if args.errors else None
-    results_by_set = {name: evaluate_items(items, converter, args.n, name, lexicon)
-                      for name, items in items_by_set.items()}
+    results_by_set = {
+        name: evaluate_items(items, converter, args.n, name, lexicon) for name, items in items_by_set.items()
+    }
     if args.suite is None:
         _report_one(results_by_set[""], args)
     else:

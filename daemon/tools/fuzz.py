@@ -21,16 +21,51 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from ime_protocol import (FRONTEND_MESSAGES, REQUEST_ID_MAX, Discard, FocusIn, FocusOut, InputPurpose, KeyEvent,
-                          Output, ProtocolError, Reset, SelectCandidate, SetInputMode, SurroundingText, decode, encode)
+from ime_protocol import (
+    FRONTEND_MESSAGES,
+    REQUEST_ID_MAX,
+    Discard,
+    FocusIn,
+    FocusOut,
+    InputPurpose,
+    KeyEvent,
+    Output,
+    ProtocolError,
+    Reset,
+    SelectCandidate,
+    SetInputMode,
+    SurroundingText,
+    decode,
+    encode,
+)
 from ime_protocol.messages import INPUT_MODES
 
 HANG_S = 2.0
 DBUS_IN_FLIGHT = 32
 # Keys people press, weighted toward typing: romaji, then the keys that convert, choose and edit.
 _TYPING = "aiueokstnhmyrwgzdbpjfcv-,."
-_NAMED = (0x20, 0xFF0D, 0xFF1B, 0xFF08, 0xFF09, 0xFF51, 0xFF52, 0xFF53, 0xFF54, 0xFF55, 0xFF56, 0xFFC3, 0xFFC4,
-          0xFFC5, 0xFFC6, 0xFFC7, 0xFF2A, 0xFF23, 0xFF22, *range(0x31, 0x3A))
+_NAMED = (
+    0x20,
+    0xFF0D,
+    0xFF1B,
+    0xFF08,
+    0xFF09,
+    0xFF51,
+    0xFF52,
+    0xFF53,
+    0xFF54,
+    0xFF55,
+    0xFF56,
+    0xFFC3,
+    0xFFC4,
+    0xFFC5,
+    0xFFC6,
+    0xFFC7,
+    0xFF2A,
+    0xFF23,
+    0xFF22,
+    *range(0x31, 0x3A),
+)
 
 
 def random_message(rng: random.Random):
@@ -48,8 +83,10 @@ def random_message(rng: random.Random):
     if roll < 0.85:
         return SelectCandidate(rng.randrange(0, 300), rng.randrange(0, REQUEST_ID_MAX + 1))
     if roll < 0.90:
-        text = "".join(chr(rng.choice((rng.randrange(0x20, 0x7F), rng.randrange(0x3041, 0x3097),
-                                       rng.randrange(0x4E00, 0x9FFF)))) for _ in range(rng.randrange(0, 60)))
+        text = "".join(
+            chr(rng.choice((rng.randrange(0x20, 0x7F), rng.randrange(0x3041, 0x3097), rng.randrange(0x4E00, 0x9FFF))))
+            for _ in range(rng.randrange(0, 60))
+        )
         cursor = rng.randrange(0, len(text) + 1)
         return SurroundingText(text, cursor, rng.randrange(0, len(text) + 1) if rng.random() < 0.3 else cursor)
     if roll < 0.94:
@@ -72,7 +109,7 @@ def random_bytes(rng: random.Random) -> bytes:
         if action == 0 and data:
             data[rng.randrange(len(data))] = rng.randrange(256)
         elif action == 1 and data:
-            del data[rng.randrange(len(data)):]
+            del data[rng.randrange(len(data)) :]
         else:
             data += rng.randbytes(rng.randrange(1, 16))
     return bytes(data)
@@ -119,9 +156,15 @@ def fuzz_in_process(count: int, seed: int) -> dict:
         elapsed = time.perf_counter() - start
         slowest = max(slowest, elapsed)
         hangs += elapsed > HANG_S
-    return {"cases": count, "decoded": decoded, "crashes": crashes, "hangs": hangs,
-            "slowest_ms": round(slowest * 1000, 1), "seconds": round(time.monotonic() - started, 1),
-            "examples": examples[:5]}
+    return {
+        "cases": count,
+        "decoded": decoded,
+        "crashes": crashes,
+        "hangs": hangs,
+        "slowest_ms": round(slowest * 1000, 1),
+        "seconds": round(time.monotonic() - started, 1),
+        "examples": examples[:5],
+    }
 
 
 async def _fuzz_dbus(address: str, count: int, seed: int) -> dict:
@@ -143,8 +186,14 @@ async def _fuzz_dbus(address: str, count: int, seed: int) -> dict:
     async def one(data: bytes) -> None:
         nonlocal answered, refused, crashes, hangs, slowest
         start = time.perf_counter()
-        message = Message(destination=BUS_NAME, path=rng.choice(sessions).path, interface=SESSION_INTERFACE,
-                          member="Send", signature="ay", body=[data])
+        message = Message(
+            destination=BUS_NAME,
+            path=rng.choice(sessions).path,
+            interface=SESSION_INTERFACE,
+            member="Send",
+            signature="ay",
+            body=[data],
+        )
         try:
             reply = await asyncio.wait_for(bus.call(message), HANG_S * 5)
         except TimeoutError:
@@ -167,9 +216,17 @@ async def _fuzz_dbus(address: str, count: int, seed: int) -> dict:
     await asyncio.gather(*(worker() for _ in range(DBUS_IN_FLIGHT)))
     (status,) = await call(bus, "GetStatus")
     bus.disconnect()
-    return {"cases": count, "answered": answered, "refused": refused, "crashes": crashes, "hangs": hangs,
-            "slowest_ms": round(slowest * 1000, 1), "seconds": round(time.monotonic() - started, 1),
-            "daemon_serving_after": bool(status), "examples": examples[:5]}
+    return {
+        "cases": count,
+        "answered": answered,
+        "refused": refused,
+        "crashes": crashes,
+        "hangs": hangs,
+        "slowest_ms": round(slowest * 1000, 1),
+        "seconds": round(time.monotonic() - started, 1),
+        "daemon_serving_after": bool(status),
+        "examples": examples[:5],
+    }
 
 
 def fuzz_over_dbus(count: int, seed: int) -> dict:
@@ -186,8 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object (the default)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory():
-        result = {"seed": args.seed, "in_process": fuzz_in_process(args.cases, args.seed),
-                  "dbus": fuzz_over_dbus(args.dbus_cases, args.seed) if args.dbus_cases else None}
+        result = {
+            "seed": args.seed,
+            "in_process": fuzz_in_process(args.cases, args.seed),
+            "dbus": fuzz_over_dbus(args.dbus_cases, args.seed) if args.dbus_cases else None,
+        }
     print(json.dumps(result, ensure_ascii=False))
     failed = any(part and (part["crashes"] or part["hangs"]) for part in (result["in_process"], result["dbus"]))
     return 1 if failed else 0

@@ -98,8 +98,9 @@ SHAPES = {
 }
 
 
-def random_weights(shape: ModelShape, n_vocab: int, seed: int = 0, output_scale: float = 0.1,
-                   eos_boost: float = 1.0) -> dict[str, np.ndarray]:
+def random_weights(
+    shape: ModelShape, n_vocab: int, seed: int = 0, output_scale: float = 0.1, eos_boost: float = 1.0
+) -> dict[str, np.ndarray]:
     """HF-layout (out, in) float32 weights. `eos_boost` scales the EOS output row so that a random
     model sometimes ends its output, which exercises the finishing paths of the search."""
     rng = np.random.default_rng(seed)
@@ -113,14 +114,19 @@ def random_weights(shape: ModelShape, n_vocab: int, seed: int = 0, output_scale:
     out[EOS] *= eos_boost
     weights["lm_head"] = out
     for i in range(shape.n_layers):
-        weights.update({
-            f"{i}.attn_norm": np.ones(d, np.float32),
-            f"{i}.q": normal(d, d, std=d ** -0.5), f"{i}.k": normal(kv, d, std=d ** -0.5),
-            f"{i}.v": normal(kv, d, std=d ** -0.5), f"{i}.o": normal(d, d, std=d ** -0.5),
-            f"{i}.ffn_norm": np.ones(d, np.float32),
-            f"{i}.gate": normal(shape.d_ff, d, std=d ** -0.5), f"{i}.up": normal(shape.d_ff, d, std=d ** -0.5),
-            f"{i}.down": normal(d, shape.d_ff, std=shape.d_ff ** -0.5),
-        })
+        weights.update(
+            {
+                f"{i}.attn_norm": np.ones(d, np.float32),
+                f"{i}.q": normal(d, d, std=d**-0.5),
+                f"{i}.k": normal(kv, d, std=d**-0.5),
+                f"{i}.v": normal(kv, d, std=d**-0.5),
+                f"{i}.o": normal(d, d, std=d**-0.5),
+                f"{i}.ffn_norm": np.ones(d, np.float32),
+                f"{i}.gate": normal(shape.d_ff, d, std=d**-0.5),
+                f"{i}.up": normal(shape.d_ff, d, std=d**-0.5),
+                f"{i}.down": normal(d, shape.d_ff, std=shape.d_ff**-0.5),
+            }
+        )
     return weights
 
 
@@ -134,13 +140,24 @@ def rope_rows_to_gguf(w: np.ndarray, n_heads: int) -> np.ndarray:
     return w.reshape(n_heads, 2, half, cols).transpose(0, 2, 1, 3).reshape(rows, cols)
 
 
-FILE_TYPES = {"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
-              "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "q4_0": gguf.LlamaFileType.MOSTLY_Q4_0}
+FILE_TYPES = {
+    "f32": gguf.LlamaFileType.ALL_F32,
+    "f16": gguf.LlamaFileType.MOSTLY_F16,
+    "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+    "q4_0": gguf.LlamaFileType.MOSTLY_Q4_0,
+}
 _QUANT_TYPES = {"q8_0": gguf.GGMLQuantizationType.Q8_0, "q4_0": gguf.GGMLQuantizationType.Q4_0}
 
 
-def write_gguf(path: str | Path, vocab: Vocab, shape: ModelShape, weights: dict[str, np.ndarray],
-               dtype: str = "f16", prompt_format: str = "jinen", name: str = "tsuzuri") -> Path:
+def write_gguf(
+    path: str | Path,
+    vocab: Vocab,
+    shape: ModelShape,
+    weights: dict[str, np.ndarray],
+    dtype: str = "f16",
+    prompt_format: str = "jinen",
+    name: str = "tsuzuri",
+) -> Path:
     """Write a llama-architecture GGUF with an SPM character tokenizer. dtype: one of FILE_TYPES."""
     if dtype not in FILE_TYPES:
         raise ValueError(f"dtype must be one of {', '.join(FILE_TYPES)}, not {dtype!r}")
@@ -201,9 +218,14 @@ def write_gguf(path: str | Path, vocab: Vocab, shape: ModelShape, weights: dict[
     return path
 
 
-def write_random_model(path: str | Path, shape: ModelShape | str = "tiny", seed: int = 0,
-                       dtype: str = "f16", eos_boost: float = 1.0,
-                       characters: Iterable[str] | None = None) -> Path:
+def write_random_model(
+    path: str | Path,
+    shape: ModelShape | str = "tiny",
+    seed: int = 0,
+    dtype: str = "f16",
+    eos_boost: float = 1.0,
+    characters: Iterable[str] | None = None,
+) -> Path:
     shape = SHAPES[shape] if isinstance(shape, str) else shape
     vocab = build_vocab(characters)
     weights = random_weights(shape, len(vocab), seed=seed, eos_boost=eos_boost)

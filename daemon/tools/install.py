@@ -71,8 +71,10 @@ To stop a daemon that is still running and make systemd forget the unit:
 
 def find_daemon() -> Path | None:
     """The tsuzuri-daemon script of the running Python environment (its venv, or the user scheme)."""
-    for scripts in (sysconfig.get_path("scripts"),
-                    sysconfig.get_path("scripts", sysconfig.get_preferred_scheme("user"))):
+    for scripts in (
+        sysconfig.get_path("scripts"),
+        sysconfig.get_path("scripts", sysconfig.get_preferred_scheme("user")),
+    ):
         candidate = Path(scripts) / DAEMON_SCRIPT
         if os.access(candidate, os.X_OK):
             return candidate
@@ -127,24 +129,38 @@ def uninstall(dry_run: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tsuzuri-install-service", description=(
-        f"Install the systemd user unit ({UNIT_NAME}, under $XDG_CONFIG_HOME/systemd/user) and the D-Bus "
-        "activation file (under $XDG_DATA_HOME/dbus-1/services) that start tsuzuri-daemon."))
+    parser = argparse.ArgumentParser(
+        prog="tsuzuri-install-service",
+        description=(
+            f"Install the systemd user unit ({UNIT_NAME}, under $XDG_CONFIG_HOME/systemd/user) and the D-Bus "
+            "activation file (under $XDG_DATA_HOME/dbus-1/services) that start tsuzuri-daemon."
+        ),
+    )
     parser.add_argument("action", nargs="?", choices=("install", "uninstall"), default="install")
-    parser.add_argument("--print", dest="dry_run", action="store_true",
-                        help="show what would be written or removed, and change nothing")
-    parser.add_argument("--daemon", type=Path, default=None,
-                        help=f"the daemon's absolute path (default: the {DAEMON_SCRIPT} of this Python environment)")
-    parser.add_argument("--output-dir", type=Path, default=None,
-                        help="write both files into this folder instead (for packaging; the daemon need not exist)")
+    parser.add_argument(
+        "--print", dest="dry_run", action="store_true", help="show what would be written or removed, and change nothing"
+    )
+    parser.add_argument(
+        "--daemon",
+        type=Path,
+        default=None,
+        help=f"the daemon's absolute path (default: the {DAEMON_SCRIPT} of this Python environment)",
+    )
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=None,
+        help="write both files into this folder instead (for packaging; the daemon need not exist)",
+    )
     args = parser.parse_args(argv)
     if args.action == "uninstall":
         uninstall(args.dry_run)
         return 0
     daemon = args.daemon or find_daemon()
     if daemon is None:
-        parser.error(f"no {DAEMON_SCRIPT} in this Python environment ({sys.prefix}); "
-                     "install the package first or pass --daemon")
+        parser.error(
+            f"no {DAEMON_SCRIPT} in this Python environment ({sys.prefix}); install the package first or pass --daemon"
+        )
     problem = check_daemon_path(daemon)
     if problem is None and args.output_dir is None and not os.access(daemon, os.X_OK):
         problem = f"{daemon}: not an executable file"

@@ -1,8 +1,8 @@
 """tsuzuri-lm: build the character n-gram language model, and fit the rescoring weights.
 
-    tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 1,2,3,4,5]
-                     [--exclude SOURCE …]
-    tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K]
+tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 1,2,3,4,5]
+                 [--exclude SOURCE …]
+tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K]
 """
 
 from __future__ import annotations
@@ -28,24 +28,35 @@ def _build(args: argparse.Namespace) -> int:
         kept = capped(source.lines, cap)
         lines += kept
         used[source.name] = [source.chars, sum(map(len, kept))]
-        print(f"tsuzuri-lm: {source.name}: {used[source.name][1]:,} of {source.chars:,} characters",
-              file=sys.stderr)
-    options = BuildOptions(order=args.order, min_char_count=args.min_char_count,
-                           cutoffs=tuple(int(c) for c in args.cutoffs.split(",")))
+        print(f"tsuzuri-lm: {source.name}: {used[source.name][1]:,} of {source.chars:,} characters", file=sys.stderr)
+    options = BuildOptions(
+        order=args.order, min_char_count=args.min_char_count, cutoffs=tuple(int(c) for c in args.cutoffs.split(","))
+    )
     model = build(lines, options)
     held = held_out(args.corpus)
-    model.meta.update({"cap_chars": cap, "sources": used,
-                       "held_out": {"sha256": held.sha256, "lines": len(held.lines)}})
+    model.meta.update(
+        {"cap_chars": cap, "sources": used, "held_out": {"sha256": held.sha256, "lines": len(held.lines)}}
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
     seconds = time.perf_counter() - started
-    print(json.dumps({"out": str(args.out), "bytes": args.out.stat().st_size, "seconds": round(seconds, 1),
-                      "ngrams": model.meta["ngrams"], "chars": sum(v[1] for v in used.values())}))
+    print(
+        json.dumps(
+            {
+                "out": str(args.out),
+                "bytes": args.out.stat().st_size,
+                "seconds": round(seconds, 1),
+                "ngrams": model.meta["ngrams"],
+                "chars": sum(v[1] for v in used.values()),
+            }
+        )
+    )
     return 0
 
 
 def _fit(args: argparse.Namespace) -> int:
     from daemon.tools.lm_fit import fit_command
+
     return fit_command(args)
 
 
@@ -57,12 +68,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     building.add_argument("--out", type=Path, required=True, help="the model file to write")
     building.add_argument("--order", type=int, default=BuildOptions.order)
     building.add_argument("--min-char-count", type=int, default=BuildOptions.min_char_count)
-    building.add_argument("--cutoffs", default=",".join(map(str, BuildOptions.cutoffs)),
-                          help="raw-count cutoffs for orders 2, 3, … (the last repeats)")
-    building.add_argument("--cap-chars", type=int, default=DEFAULT_CAP_CHARS,
-                          help=f"characters at most per source (default {DEFAULT_CAP_CHARS:,}; 0: no cap)")
-    building.add_argument("--exclude", nargs="*", default=[], metavar="SOURCE",
-                          help="sources to leave out (file stems such as laws, or wac_train, anthy_train)")
+    building.add_argument(
+        "--cutoffs",
+        default=",".join(map(str, BuildOptions.cutoffs)),
+        help="raw-count cutoffs for orders 2, 3, … (the last repeats)",
+    )
+    building.add_argument(
+        "--cap-chars",
+        type=int,
+        default=DEFAULT_CAP_CHARS,
+        help=f"characters at most per source (default {DEFAULT_CAP_CHARS:,}; 0: no cap)",
+    )
+    building.add_argument(
+        "--exclude",
+        nargs="*",
+        default=[],
+        metavar="SOURCE",
+        help="sources to leave out (file stems such as laws, or wac_train, anthy_train)",
+    )
     building.set_defaults(run=_build)
     fitting = commands.add_parser("fit", help="fit the rescoring weights on the evaluation suite (cross-validated)")
     fitting.add_argument("--lm", type=Path, required=True, help="the language model")

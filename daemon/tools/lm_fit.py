@@ -51,8 +51,9 @@ def collect_items(suite: Path, limit: int | None, lm: CharNgramLM | None) -> lis
     from daemon.tools.eval import load_items, suite_sets
 
     if any((path.parent / HELD_OUT_MANIFEST).exists() for path in [suite / "x", *suite_sets(suite).values()]):
-        raise SystemExit(f"tsuzuri-lm fit: {suite} holds the held-out set (training/heldout.py): "
-                         "nothing is fitted on it")
+        raise SystemExit(
+            f"tsuzuri-lm fit: {suite} holds the held-out set (training/heldout.py): nothing is fitted on it"
+        )
     from daemon.converter import Converter
     from daemon.dictionary import system_dictionary
 
@@ -62,22 +63,30 @@ def collect_items(suite: Path, limit: int | None, lm: CharNgramLM | None) -> lis
         for item in load_items(path)[:limit]:
             accepted = {unicodedata.normalize("NFKC", answer) for answer in item.expected}
             candidates = converter.rescoring_pool(item.reading, item.context)[:POOL_SIZE]
-            found.append(ItemCandidates(
-                set_name, item.reading, item.context, [c.text for c in candidates],
-                [c.cost for c in candidates], [c.morphemes for c in candidates],
-                [unicodedata.normalize("NFKC", c.text) in accepted for c in candidates]))
+            found.append(
+                ItemCandidates(
+                    set_name,
+                    item.reading,
+                    item.context,
+                    [c.text for c in candidates],
+                    [c.cost for c in candidates],
+                    [c.morphemes for c in candidates],
+                    [unicodedata.normalize("NFKC", c.text) in accepted for c in candidates],
+                )
+            )
         print(f"tsuzuri-lm: {set_name}: {sum(i.set_name == set_name for i in found)} items", file=sys.stderr)
     return found
 
 
-def item_features(item: ItemCandidates, lm: CharNgramLM | None,
-                  model_scores: list[float] | None) -> list[Features]:
+def item_features(item: ItemCandidates, lm: CharNgramLM | None, model_scores: list[float] | None) -> list[Features]:
     """The features the converter computes for the same candidates."""
     from daemon.conversion import CandidateSource, ConversionCandidate
     from daemon.converter import candidate_features
 
-    candidates = [ConversionCandidate(text, CandidateSource.DICTIONARY, cost=cost, morphemes=morphemes)
-                  for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)]
+    candidates = [
+        ConversionCandidate(text, CandidateSource.DICTIONARY, cost=cost, morphemes=morphemes)
+        for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)
+    ]
     lm_scores = lm.score(item.texts, item.context) if lm is not None else [0.0] * len(item.texts)
     return candidate_features(candidates, lm_scores, item.reading, item.context, model_scores)
 
@@ -88,9 +97,9 @@ def as_arrays(features: list[list[Features]], items: list[ItemCandidates]):
     mask = np.zeros((len(items), POOL_SIZE), dtype=bool)
     gold = np.zeros((len(items), POOL_SIZE), dtype=bool)
     for i, (row, item) in enumerate(zip(features, items)):
-        x[i, :len(row)] = [f.vector() for f in row]
-        mask[i, :len(row)] = True
-        gold[i, :len(row)] = item.accepted
+        x[i, : len(row)] = [f.vector() for f in row]
+        mask[i, : len(row)] = True
+        gold[i, : len(row)] = item.accepted
     return x, mask, gold
 
 
@@ -156,8 +165,12 @@ def cross_validated(x, mask, gold, use, folds: np.ndarray) -> np.ndarray:
 def select_features(x, mask, gold, folds, candidates: list[str]) -> tuple[np.ndarray, list[dict]]:
     """Backward elimination on pooled cross-validated acc@1: drop a feature while that does not hurt."""
     use = np.array([name in candidates for name in FEATURE_NAMES])
-    trail: list[dict] = [{"features": [n for n, u in zip(FEATURE_NAMES, use) if u],
-              "cv_acc@1": round(float(cross_validated(x, mask, gold, use, folds).mean()), 4)}]
+    trail: list[dict] = [
+        {
+            "features": [n for n, u in zip(FEATURE_NAMES, use) if u],
+            "cv_acc@1": round(float(cross_validated(x, mask, gold, use, folds).mean()), 4),
+        }
+    ]
     while use.sum() > 1:
         best_drop, best_score = None, trail[-1]["cv_acc@1"]
         for index in np.flatnonzero(use):
@@ -175,8 +188,10 @@ def select_features(x, mask, gold, folds, candidates: list[str]) -> tuple[np.nda
 
 def per_set(items: list[ItemCandidates], correct: np.ndarray) -> dict[str, float]:
     names = sorted({item.set_name for item in items})
-    return {name: round(float(np.mean([c for item, c in zip(items, correct) if item.set_name == name])), 4)
-            for name in names}
+    return {
+        name: round(float(np.mean([c for item, c in zip(items, correct) if item.set_name == name])), 4)
+        for name in names
+    }
 
 
 def fit_command(args: argparse.Namespace) -> int:
@@ -202,7 +217,8 @@ def fit_command(args: argparse.Namespace) -> int:
     for length in ReadingLength:
         part = lengths == length.value
         report["without_model"][length.value], correct[part] = _fitted(
-            x[part], mask[part], gold[part], folds[part], [n for n in FEATURE_NAMES if n != "model"])
+            x[part], mask[part], gold[part], folds[part], [n for n in FEATURE_NAMES if n != "model"]
+        )
     if says is not None:
         part = lengths == ReadingLength.PHRASE.value
         report["with_model"], with_model = _fitted(x[part], mask[part], gold[part], folds[part], FEATURE_NAMES)

@@ -30,8 +30,9 @@ def download(entry: ModelEntry, target_dir: Path) -> Path:
     try:
         cached = Path(hf_hub_download(repo_id=entry.hf_repo, filename=entry.file))
     except Exception as exc:  # network errors come in many types; the user needs one line
-        raise RegistryError(f"cannot download {entry.file} from {entry.hf_repo} "
-                            f"(offline?): {type(exc).__name__}") from None
+        raise RegistryError(
+            f"cannot download {entry.file} from {entry.hf_repo} (offline?): {type(exc).__name__}"
+        ) from None
     target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / entry.file
     partial = target.with_suffix(target.suffix + ".part")

@@ -39,8 +39,9 @@ def decayed_weight(choice: LearnedChoice, now: float, half_life_seconds: float) 
     return choice.weight * 0.5 ** (age / half_life_seconds)
 
 
-def chosen_again(previous: LearnedChoice | None, reading: str, surface: str, now: float,
-                 half_life_seconds: float) -> LearnedChoice:
+def chosen_again(
+    previous: LearnedChoice | None, reading: str, surface: str, now: float, half_life_seconds: float
+) -> LearnedChoice:
     """The record after the user picks `surface` for `reading` once more at `now`."""
     weight = 1.0 if previous is None else decayed_weight(previous, now, half_life_seconds) + 1.0
     return LearnedChoice(reading, surface, weight, now)
@@ -123,8 +124,11 @@ class LearningHistory(LineFileStore[LearnedChoice]):
         self._ensure_loaded()
         now = self._clock()
         readings = sorted(self._choices) if reading is None else [reading] if reading in self._choices else []
-        return [choice for each in readings
-                for choice in sorted(self._choices[each].values(), key=lambda c: self._value(c, now), reverse=True)]
+        return [
+            choice
+            for each in readings
+            for choice in sorted(self._choices[each].values(), key=lambda c: self._value(c, now), reverse=True)
+        ]
 
     def forget(self, reading: str, surface: str | None = None) -> int:
         """Delete a learned choice (e.g. a mistaken one), or every choice for `reading` if `surface` is None;

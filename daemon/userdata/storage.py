@@ -73,8 +73,10 @@ class LoadReport:
         lines = ", ".join(str(skipped.line_number) for skipped in self.skipped[:20])
         more = ", …" if len(self.skipped) > 20 else ""
         name = self.path.name if self.path is not None else "it"
-        return (f"{self.path}: skipped {len(self.skipped)} damaged lines ({lines}{more}: {'; '.join(reasons)}); "
-                f"the file is copied to {name}{_DAMAGED_SUFFIX} before they are dropped")
+        return (
+            f"{self.path}: skipped {len(self.skipped)} damaged lines ({lines}{more}: {'; '.join(reasons)}); "
+            f"the file is copied to {name}{_DAMAGED_SUFFIX} before they are dropped"
+        )
 
     def __str__(self) -> str:
         if self.unreadable:
@@ -123,7 +125,7 @@ def decode_lines(data: bytes) -> list[str]:
     """
     for bom, encoding in ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
         if data.startswith(bom):
-            text = data[len(bom):].decode(encoding, errors="replace")
+            text = data[len(bom) :].decode(encoding, errors="replace")
             break
     else:
         text = data.removeprefix(codecs.BOM_UTF8).decode("utf-8", errors="replace")

@@ -21,22 +21,81 @@ DEFAULT_PART_OF_SPEECH = "名詞"
 SUPPRESSION_PART_OF_SPEECH = "抑制単語"  # Mozc's "never show this surface for this reading"
 # Mozc's parts of speech for user words: what `add` and imports accept, so that an export goes back into Mozc.
 # The file itself is read whatever it holds (it may predate a check).
-PARTS_OF_SPEECH = frozenset({
-    "名詞", "短縮よみ", "サジェストのみ", "固有名詞", "人名", "姓", "名", "組織", "地名", "名詞サ変", "名詞形動",
-    "数", "アルファベット", "記号", "顔文字", "副詞", "連体詞", "接続詞", "感動詞", "接頭語", "助数詞", "接尾一般",
-    "接尾人名", "接尾地名", "動詞ワ行五段", "動詞カ行五段", "動詞サ行五段", "動詞タ行五段", "動詞ナ行五段",
-    "動詞マ行五段", "動詞ラ行五段", "動詞ガ行五段", "動詞バ行五段", "動詞ハ行四段", "動詞一段", "動詞カ変",
-    "動詞サ変", "動詞ザ変", "動詞ラ変", "形容詞", "終助詞", "句読点", "独立語", SUPPRESSION_PART_OF_SPEECH,
-})
+PARTS_OF_SPEECH = frozenset(
+    {
+        "名詞",
+        "短縮よみ",
+        "サジェストのみ",
+        "固有名詞",
+        "人名",
+        "姓",
+        "名",
+        "組織",
+        "地名",
+        "名詞サ変",
+        "名詞形動",
+        "数",
+        "アルファベット",
+        "記号",
+        "顔文字",
+        "副詞",
+        "連体詞",
+        "接続詞",
+        "感動詞",
+        "接頭語",
+        "助数詞",
+        "接尾一般",
+        "接尾人名",
+        "接尾地名",
+        "動詞ワ行五段",
+        "動詞カ行五段",
+        "動詞サ行五段",
+        "動詞タ行五段",
+        "動詞ナ行五段",
+        "動詞マ行五段",
+        "動詞ラ行五段",
+        "動詞ガ行五段",
+        "動詞バ行五段",
+        "動詞ハ行四段",
+        "動詞一段",
+        "動詞カ変",
+        "動詞サ変",
+        "動詞ザ変",
+        "動詞ラ変",
+        "形容詞",
+        "終助詞",
+        "句読点",
+        "独立語",
+        SUPPRESSION_PART_OF_SPEECH,
+    }
+)
 MICROSOFT_IME_HEADER = "!Microsoft IME"  # the first line of its export ("!Microsoft IME Dictionary Tool")
 # Microsoft IME's names that differ from Mozc's, mapped as Mozc's own importer maps them.
 MICROSOFT_IME_PARTS_OF_SPEECH: Mapping[str, str] = {
-    "形容動詞": "名詞形動", "形動名詞": "名詞形動", "さ変形動名詞": "名詞形動", "さ変名詞": "名詞サ変",
-    "ざ変名詞": "名詞サ変", "副詞的名詞": "名詞", "その他自立語": "名詞", "地名その他": "地名", "接尾語": "接尾一般",
-    "姓名接頭語": "接頭語", "地名接頭語": "接頭語", "姓名接尾語": "接尾人名", "地名接尾語": "接尾地名",
-    "あわ行五段": "動詞ワ行五段", "か行五段": "動詞カ行五段", "が行五段": "動詞ガ行五段", "さ行五段": "動詞サ行五段",
-    "た行五段": "動詞タ行五段", "な行五段": "動詞ナ行五段", "ば行五段": "動詞バ行五段", "ま行五段": "動詞マ行五段",
-    "ら行五段": "動詞ラ行五段", "一段動詞": "動詞一段", "慣用句": "独立語",
+    "形容動詞": "名詞形動",
+    "形動名詞": "名詞形動",
+    "さ変形動名詞": "名詞形動",
+    "さ変名詞": "名詞サ変",
+    "ざ変名詞": "名詞サ変",
+    "副詞的名詞": "名詞",
+    "その他自立語": "名詞",
+    "地名その他": "地名",
+    "接尾語": "接尾一般",
+    "姓名接頭語": "接頭語",
+    "地名接頭語": "接頭語",
+    "姓名接尾語": "接尾人名",
+    "地名接尾語": "接尾地名",
+    "あわ行五段": "動詞ワ行五段",
+    "か行五段": "動詞カ行五段",
+    "が行五段": "動詞ガ行五段",
+    "さ行五段": "動詞サ行五段",
+    "た行五段": "動詞タ行五段",
+    "な行五段": "動詞ナ行五段",
+    "ば行五段": "動詞バ行五段",
+    "ま行五段": "動詞マ行五段",
+    "ら行五段": "動詞ラ行五段",
+    "一段動詞": "動詞一段",
+    "慣用句": "独立語",
 }
 
 
@@ -138,9 +197,7 @@ class UserDictionary(LineFileStore[UserEntry]):
             found += self._entries_by_reading[reading]
         return found
 
-    def add(
-        self, reading: str, surface: str, part_of_speech: str = DEFAULT_PART_OF_SPEECH, comment: str = ""
-    ) -> bool:
+    def add(self, reading: str, surface: str, part_of_speech: str = DEFAULT_PART_OF_SPEECH, comment: str = "") -> bool:
         """Add a word; True if it is new, False if it only updated an existing word's comment.
 
         Raises InvalidEntry (a ValueError) for an empty field, one with a tab or line break, or a part of

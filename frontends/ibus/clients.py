@@ -17,6 +17,7 @@ sources; each case is a test in tests/integration/test_real_window.py):
 
 This module needs no GI: the engine (engine.py) applies it, the unit tests check it directly.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -49,6 +50,7 @@ def client_kind(client_name: str) -> ClientKind:
 @dataclass(frozen=True)
 class Delivery:
     """What the engine does for one kind of client."""
+
     commit_mode: bool  # draw the preedit in PreeditFocusMode.COMMIT (else CLEAR)
     write_on_reset: bool  # a reset's commit is the engine's to write (the client wrote none)
     keep_on_focus_out: bool  # a focus out's commit reached no one: kept until the context has focus again

@@ -17,6 +17,7 @@ as a bus service) and replays into it what ime_protocol/recovery.py lists (the f
 surrounding text and input mode, then the keys of the composition in progress, answered or not), so
 the user's unfinished typing survives. The fcitx5 addon's daemon_session.cpp replays the same.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -34,8 +35,14 @@ CONNECT_TIMEOUT_MS = 3000
 LATE_ANSWER_TIMEOUT_MS = 30_000
 LATE_POLL_MS = 10
 # The D-Bus errors that mean "this session no longer exists", as opposed to a bad or slow call.
-SESSION_LOST_ERRORS = frozenset({ERROR_UNKNOWN_SESSION, "org.freedesktop.DBus.Error.ServiceUnknown",
-                                 "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.NoReply"})
+SESSION_LOST_ERRORS = frozenset(
+    {
+        ERROR_UNKNOWN_SESSION,
+        "org.freedesktop.DBus.Error.ServiceUnknown",
+        "org.freedesktop.DBus.Error.NameHasNoOwner",
+        "org.freedesktop.DBus.Error.NoReply",
+    }
+)
 
 
 class DaemonUnavailable(Exception):
@@ -49,8 +56,14 @@ class DaemonTimeout(DaemonUnavailable):
 BUS_DAEMON = "org.freedesktop.DBus"
 
 
-def method_call(destination: str, path: str, interface: str, member: str,
-                arguments: GLib.Variant | None = None, auto_start: bool = False) -> Gio.DBusMessage:
+def method_call(
+    destination: str,
+    path: str,
+    interface: str,
+    member: str,
+    arguments: GLib.Variant | None = None,
+    auto_start: bool = False,
+) -> Gio.DBusMessage:
     message = Gio.DBusMessage.new_method_call(destination, path, interface, member)
     if arguments is not None:
         message.set_body(arguments)
@@ -86,8 +99,11 @@ class _SendCall:
         try:
             connection.send_message_with_reply(
                 method_call(daemon, path, SESSION_INTERFACE, "Send", GLib.Variant("(ay)", (encode(message),))),
-                Gio.DBusSendMessageFlags.NONE, LATE_ANSWER_TIMEOUT_MS, None,
-                lambda _connection, result: self.results.append(result))
+                Gio.DBusSendMessageFlags.NONE,
+                LATE_ANSWER_TIMEOUT_MS,
+                None,
+                lambda _connection, result: self.results.append(result),
+            )
         finally:
             self.context.pop_thread_default()
 
@@ -152,22 +168,28 @@ class DaemonSession:
 
     def close(self) -> None:
         if self._path is not None:
-            self._connection.send_message(method_call(self._daemon, self._path, SESSION_INTERFACE, "Close"),
-                                          Gio.DBusSendMessageFlags.NONE)
+            self._connection.send_message(
+                method_call(self._daemon, self._path, SESSION_INTERFACE, "Close"), Gio.DBusSendMessageFlags.NONE
+            )
         self._forget_session()
 
     def _reply(self, message: Gio.DBusMessage, sender: str) -> GLib.Variant | None:
         try:
-            reply, _serial = self._connection.send_message_with_reply_sync(message, Gio.DBusSendMessageFlags.NONE,
-                                                                           CONNECT_TIMEOUT_MS, None)
+            reply, _serial = self._connection.send_message_with_reply_sync(
+                message, Gio.DBusSendMessageFlags.NONE, CONNECT_TIMEOUT_MS, None
+            )
         except GLib.Error as error:
             raise DaemonUnavailable(error.message) from error
         return answer_of(reply, sender)
 
     def _daemon_owner(self) -> str:
         """The unique name that owns the daemon's name, as the bus daemon (whom no client can pose as) says."""
-        body = self._reply(method_call(BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner",
-                                       GLib.Variant("(s)", (BUS_NAME,))), BUS_DAEMON)
+        body = self._reply(
+            method_call(
+                BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner", GLib.Variant("(s)", (BUS_NAME,))
+            ),
+            BUS_DAEMON,
+        )
         if body is None or body.get_type_string() != "(s)":
             raise DaemonUnavailable("the bus did not say who owns the daemon's name")
         return str(body.unpack()[0])
@@ -178,7 +200,10 @@ class DaemonSession:
             # answered must then own that name.
             reply, _serial = self._connection.send_message_with_reply_sync(
                 method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession", auto_start=True),
-                Gio.DBusSendMessageFlags.NONE, CONNECT_TIMEOUT_MS, None)
+                Gio.DBusSendMessageFlags.NONE,
+                CONNECT_TIMEOUT_MS,
+                None,
+            )
         except GLib.Error as error:
             raise DaemonUnavailable(f"cannot create a session: {error.message}") from error
         try:
@@ -190,8 +215,14 @@ class DaemonSession:
         (self._path,) = body.unpack()
         self._daemon = reply.get_sender()
         self._subscription = self._connection.signal_subscribe(
-            self._daemon, SESSION_INTERFACE, "OutputChanged", self._path, None, Gio.DBusSignalFlags.NONE,
-            self._output_changed)
+            self._daemon,
+            SESSION_INTERFACE,
+            "OutputChanged",
+            self._path,
+            None,
+            Gio.DBusSignalFlags.NONE,
+            self._output_changed,
+        )
         # In the order ime_protocol/recovery.py gives; the replayed keys are tracked again as they are sent.
         keys, self._composition_keys = self._composition_keys, []
         field_state = [self._field_state[kind] for kind in FIELD_STATE_MESSAGES if kind in self._field_state]
@@ -216,8 +247,13 @@ class DaemonSession:
             raise DaemonUnavailable("no session")
         # A key counts as part of the composition from the moment it is sent: one whose answer does not come
         # in time is then replayed with the rest if the session turns out to be gone.
-        tracked = (message if isinstance(message, KeyEvent) and not self._secret_field()
-                   and len(self._composition_keys) < MAX_REPLAYED_KEYS else None)
+        tracked = (
+            message
+            if isinstance(message, KeyEvent)
+            and not self._secret_field()
+            and len(self._composition_keys) < MAX_REPLAYED_KEYS
+            else None
+        )
         if tracked is not None:
             self._composition_keys.append(tracked)
         call = _SendCall(self._connection, self._daemon, path, message)

@@ -27,6 +27,7 @@ Every answer also carries "events" since the previous answer: ["commit", text, f
 ["preedit", text, cursor, visible], ["lookup", [candidates], cursor, visible], ["aux", text, visible],
 ["property", key, symbol, state].
 """
+
 from __future__ import annotations
 
 import json
@@ -60,33 +61,63 @@ class Driver:
 
     def _new_input_context(self, field: int) -> IBus.InputContext:
         input_context = self.bus.create_input_context(f"tsuzuri-driver-{field}")
-        input_context.set_capabilities(IBus.Capabilite.PREEDIT_TEXT | IBus.Capabilite.FOCUS
-                                       | IBus.Capabilite.LOOKUP_TABLE | IBus.Capabilite.AUXILIARY_TEXT
-                                       | IBus.Capabilite.SURROUNDING_TEXT | IBus.Capabilite.PROPERTY)
+        input_context.set_capabilities(
+            IBus.Capabilite.PREEDIT_TEXT
+            | IBus.Capabilite.FOCUS
+            | IBus.Capabilite.LOOKUP_TABLE
+            | IBus.Capabilite.AUXILIARY_TEXT
+            | IBus.Capabilite.SURROUNDING_TEXT
+            | IBus.Capabilite.PROPERTY
+        )
         connect = input_context.connect
         connect("commit-text", lambda _ic, text: self.events.append(["commit", text.get_text(), field]))
-        connect("update-preedit-text",
-                lambda _ic, text, cursor, visible: self.events.append(["preedit", text.get_text(), cursor, visible]))
+        connect(
+            "update-preedit-text",
+            lambda _ic, text, cursor, visible: self.events.append(["preedit", text.get_text(), cursor, visible]),
+        )
         connect("hide-preedit-text", lambda _ic: self.events.append(["preedit", "", 0, False]))
-        connect("update-lookup-table", lambda _ic, table, visible: self.events.append(
-            ["lookup", [table.get_candidate(i).get_text() for i in range(table.get_number_of_candidates())],
-             table.get_cursor_pos(), visible]))
+        connect(
+            "update-lookup-table",
+            lambda _ic, table, visible: self.events.append(
+                [
+                    "lookup",
+                    [table.get_candidate(i).get_text() for i in range(table.get_number_of_candidates())],
+                    table.get_cursor_pos(),
+                    visible,
+                ]
+            ),
+        )
         connect("hide-lookup-table", lambda _ic: self.events.append(["lookup", [], 0, False]))
-        connect("update-auxiliary-text",
-                lambda _ic, text, visible: self.events.append(["aux", text.get_text(), visible]))
+        connect(
+            "update-auxiliary-text", lambda _ic, text, visible: self.events.append(["aux", text.get_text(), visible])
+        )
         connect("hide-auxiliary-text", lambda _ic: self.events.append(["aux", "", False]))
         connect("register-properties", lambda _ic, properties: self._record_properties(properties))
-        connect("update-property", lambda _ic, prop: self.events.append(
-            ["property", prop.get_key(), prop.get_symbol().get_text() if prop.get_symbol() else "",
-             int(prop.get_state())]))
+        connect(
+            "update-property",
+            lambda _ic, prop: self.events.append(
+                [
+                    "property",
+                    prop.get_key(),
+                    prop.get_symbol().get_text() if prop.get_symbol() else "",
+                    int(prop.get_state()),
+                ]
+            ),
+        )
         return input_context
 
     def _record_properties(self, properties: IBus.PropList) -> None:
         index = 0
         while (prop := properties.get(index)) is not None:
             index += 1
-            self.events.append(["property", prop.get_key(), prop.get_symbol().get_text() if prop.get_symbol() else "",
-                                int(prop.get_state())])
+            self.events.append(
+                [
+                    "property",
+                    prop.get_key(),
+                    prop.get_symbol().get_text() if prop.get_symbol() else "",
+                    int(prop.get_state()),
+                ]
+            )
 
     def other_field(self) -> None:
         self.input_context.focus_out()
@@ -123,8 +154,10 @@ class Driver:
             start = time.perf_counter()
             handled.append(self.input_context.process_key_event(keyval, 0, 0))
             if handled[-1]:
-                self.pump(FIRST_DRAW_SECONDS, until=lambda drawn=drawn: any(event[0] in ("preedit", "commit")
-                                                                            for event in self.events[drawn:]))
+                self.pump(
+                    FIRST_DRAW_SECONDS,
+                    until=lambda drawn=drawn: any(event[0] in ("preedit", "commit") for event in self.events[drawn:]),
+                )
             latencies.append(round((time.perf_counter() - start) * 1000, 3) if len(self.events) > drawn else None)
             self.input_context.process_key_event(keyval, 0, IBus.ModifierType.RELEASE_MASK)
         self.pump(0.05)

@@ -6,6 +6,7 @@ every key goes to the input context's daemon session in a synchronous call, and 
 Output decides whether the key is taken (so the application never sees a key the preedit also
 shows) and what the preedit, candidate window, auxiliary text and commit are.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,15 +25,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from frontends.ibus.clients import DELIVERY, ClientKind, UndeliveredCommits, client_kind  # noqa: E402
 from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
 from frontends.ibus.install import COMPONENT_NAME, ICON  # noqa: E402
-from ime_protocol import (REQUEST_ID_MAX, CandidateItem, CandidateWindow, Discard, FocusIn,  # noqa: E402
-                          FocusOut, FrontendMessage, InputPurpose, KeyEvent, Output, Preedit, Reset, SegmentStyle,
-                          SelectCandidate, SetInputMode, SurroundingText)
+from ime_protocol import (  # noqa: E402
+    REQUEST_ID_MAX,
+    CandidateItem,
+    CandidateWindow,
+    Discard,
+    FocusIn,
+    FocusOut,
+    FrontendMessage,
+    InputPurpose,
+    KeyEvent,
+    Output,
+    Preedit,
+    Reset,
+    SegmentStyle,
+    SelectCandidate,
+    SetInputMode,
+    SurroundingText,
+)
 
 # The input-mode menu in the panel: the daemon's mode names (Output.mode, SetInputMode), each with
 # the symbol the panel shows for it and its menu label, as Mozc names them.
-INPUT_MODES = {"hiragana": ("あ", "ひらがな"), "katakana": ("ア", "全角カタカナ"),
-               "halfwidth_katakana": ("_ｱ", "半角カタカナ"), "fullwidth_ascii": ("Ａ", "全角英数"),
-               "direct": ("A", "直接入力")}
+INPUT_MODES = {
+    "hiragana": ("あ", "ひらがな"),
+    "katakana": ("ア", "全角カタカナ"),
+    "halfwidth_katakana": ("_ｱ", "半角カタカナ"),
+    "fullwidth_ascii": ("Ａ", "全角英数"),
+    "direct": ("A", "直接入力"),
+}
 MODE_PROPERTY = "InputMode"
 UNREACHABLE_NOTICE = "Tsuzuri: 変換サーバー (tsuzuri-daemon) に接続できません — 入力はそのまま送られます"
 # How long the application waits for a key's answer before the engine decides without it; the
@@ -43,8 +63,11 @@ HIGHLIGHT_FOREGROUND = 0xFFFFFF
 HIGHLIGHT_BACKGROUND = 0x3465A4
 ANNOTATION_FOREGROUND = 0x888A85
 # IBus's input purposes carry the same names as the protocol's.
-PURPOSES = {int(getattr(IBus.InputPurpose, purpose.name)): purpose for purpose in InputPurpose
-            if hasattr(IBus.InputPurpose, purpose.name)}
+PURPOSES = {
+    int(getattr(IBus.InputPurpose, purpose.name)): purpose
+    for purpose in InputPurpose
+    if hasattr(IBus.InputPurpose, purpose.name)
+}
 
 log = logging.getLogger("tsuzuri-ibus")
 
@@ -292,15 +315,28 @@ def mode_properties(mode: str) -> tuple[IBus.Property, IBus.PropList]:
     """The input-mode menu (a radio item per mode, `mode` checked) and the property list holding it."""
     items = IBus.PropList()
     for name, (_symbol, label) in INPUT_MODES.items():
-        items.append(IBus.Property(key=f"{MODE_PROPERTY}.{name}", prop_type=IBus.PropType.RADIO,
-                                   label=IBus.Text.new_from_string(label), visible=True, sensitive=True,
-                                   state=IBus.PropState.CHECKED if name == mode else IBus.PropState.UNCHECKED))
+        items.append(
+            IBus.Property(
+                key=f"{MODE_PROPERTY}.{name}",
+                prop_type=IBus.PropType.RADIO,
+                label=IBus.Text.new_from_string(label),
+                visible=True,
+                sensitive=True,
+                state=IBus.PropState.CHECKED if name == mode else IBus.PropState.UNCHECKED,
+            )
+        )
     symbol, label = INPUT_MODES[mode]
-    menu = IBus.Property(key=MODE_PROPERTY, prop_type=IBus.PropType.MENU,
-                         label=IBus.Text.new_from_string(f"入力モード ({label})"),
-                         symbol=IBus.Text.new_from_string(symbol), icon=str(ICON),
-                         tooltip=IBus.Text.new_from_string("入力モードを切り替える"), visible=True, sensitive=True,
-                         sub_props=items)
+    menu = IBus.Property(
+        key=MODE_PROPERTY,
+        prop_type=IBus.PropType.MENU,
+        label=IBus.Text.new_from_string(f"入力モード ({label})"),
+        symbol=IBus.Text.new_from_string(symbol),
+        icon=str(ICON),
+        tooltip=IBus.Text.new_from_string("入力モードを切り替える"),
+        visible=True,
+        sensitive=True,
+        sub_props=items,
+    )
     properties = IBus.PropList()
     properties.append(menu)
     return menu, properties
@@ -327,10 +363,14 @@ class TsuzuriFactory(IBus.Factory):
         self._undelivered = UndeliveredCommits()
 
     def do_create_engine(self, engine_name: str) -> TsuzuriEngine:
-        return TsuzuriEngine(self._daemon_connection, self._undelivered, engine_name=engine_name,
-                             connection=self.get_connection(),
-                             object_path=f"/org/freedesktop/IBus/Engine/Tsuzuri/{next(self._engine_ids)}",
-                             has_focus_id=True)
+        return TsuzuriEngine(
+            self._daemon_connection,
+            self._undelivered,
+            engine_name=engine_name,
+            connection=self.get_connection(),
+            object_path=f"/org/freedesktop/IBus/Engine/Tsuzuri/{next(self._engine_ids)}",
+            has_focus_id=True,
+        )
 
 
 def main() -> int:

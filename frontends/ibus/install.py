@@ -8,6 +8,7 @@ ibus-daemon reads only /usr/share/ibus/component, or instead the directories in 
 Run `ibus restart` (or `ibus-daemon -rdx --cache=refresh`) afterwards. Standard library only, so any
 Python can run it; the engine itself always runs under the interpreter named in the file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,16 +30,30 @@ PREFERENCES_SCRIPT = "preferences.py"  # the settings dialog ibus-setup opens, b
 
 def component_xml(python: Path = SYSTEM_PYTHON, engine_script: Path = ENGINE_SCRIPT) -> str:
     component = ET.Element("component")
-    for tag, text in [("name", COMPONENT_NAME), ("description", "Tsuzuri Japanese input method"),
-                      ("exec", shlex.join([str(python), str(engine_script)])), ("version", "0.1.0"),
-                      ("author", "Tsuzuri"), ("license", "BSD-3-Clause"), ("textdomain", "tsuzuri")]:
+    for tag, text in [
+        ("name", COMPONENT_NAME),
+        ("description", "Tsuzuri Japanese input method"),
+        ("exec", shlex.join([str(python), str(engine_script)])),
+        ("version", "0.1.0"),
+        ("author", "Tsuzuri"),
+        ("license", "BSD-3-Clause"),
+        ("textdomain", "tsuzuri"),
+    ]:
         ET.SubElement(component, tag).text = text
     engine = ET.SubElement(ET.SubElement(component, "engines"), "engine")
-    for tag, text in [("name", ENGINE_NAME), ("language", "ja"), ("license", "BSD-3-Clause"), ("author", "Tsuzuri"),
-                      ("layout", "default"), ("longname", "Tsuzuri"), ("description", "Tsuzuri (綴り)"),
-                      ("symbol", "綴"), ("icon", str(engine_script.with_name(ICON.name))),
-                      ("setup", shlex.join([str(python), str(engine_script.with_name(PREFERENCES_SCRIPT))])),
-                      ("rank", "0")]:
+    for tag, text in [
+        ("name", ENGINE_NAME),
+        ("language", "ja"),
+        ("license", "BSD-3-Clause"),
+        ("author", "Tsuzuri"),
+        ("layout", "default"),
+        ("longname", "Tsuzuri"),
+        ("description", "Tsuzuri (綴り)"),
+        ("symbol", "綴"),
+        ("icon", str(engine_script.with_name(ICON.name))),
+        ("setup", shlex.join([str(python), str(engine_script.with_name(PREFERENCES_SCRIPT))])),
+        ("rank", "0"),
+    ]:
         ET.SubElement(engine, tag).text = text
     ET.indent(component)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(component, encoding="unicode") + "\n"
@@ -56,10 +71,15 @@ def install(directory: Path, python: Path = SYSTEM_PYTHON) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Install Tsuzuri's IBus component file")
-    parser.add_argument("--dir", type=Path, default=SYSTEM_COMPONENT_DIR,
-                        help=f"component directory (default: {SYSTEM_COMPONENT_DIR})")
-    parser.add_argument("--python", type=Path, default=SYSTEM_PYTHON,
-                        help="interpreter with python3-gi and python3-msgpack (default: %(default)s)")
+    parser.add_argument(
+        "--dir", type=Path, default=SYSTEM_COMPONENT_DIR, help=f"component directory (default: {SYSTEM_COMPONENT_DIR})"
+    )
+    parser.add_argument(
+        "--python",
+        type=Path,
+        default=SYSTEM_PYTHON,
+        help="interpreter with python3-gi and python3-msgpack (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if not args.python.is_absolute():
         parser.error("--python must be an absolute path: a PATH lookup may find an interpreter without gi")

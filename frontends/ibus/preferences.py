@@ -7,6 +7,7 @@ the daemon (GetSettings) and writes each change through it at once (SetSettings)
 fcitx5-configtool does, so the file and both pages always say the same. The daemon's answer — a problem, or why a
 value was refused — is shown at the bottom. GTK 3, with Debian's python3-gi.
 """
+
 from __future__ import annotations
 
 import sys
@@ -76,8 +77,17 @@ class Daemon:
         self.connection = connection
 
     def _call(self, method: str, arguments: GLib.Variant | None, reply_type: str) -> GLib.Variant:
-        return self.connection.call_sync(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, method, arguments,
-                                         GLib.VariantType(reply_type), Gio.DBusCallFlags.NONE, CALL_TIMEOUT_MS, None)
+        return self.connection.call_sync(
+            BUS_NAME,
+            ROOT_PATH,
+            ROOT_INTERFACE,
+            method,
+            arguments,
+            GLib.VariantType(reply_type),
+            Gio.DBusCallFlags.NONE,
+            CALL_TIMEOUT_MS,
+            None,
+        )
 
     def settings(self) -> dict[str, str]:
         return self._call("GetSettings", None, "(a{ss})").unpack()[0]

@@ -21,9 +21,21 @@ async def flood_unknown_sessions(address: str, calls: int, path_chars: int) -> i
     bus = await connect(address)
     try:
         path = SESSION_PREFIX_X + "x" * (path_chars - len(SESSION_PREFIX_X))
-        replies = await asyncio.gather(*(bus.call(Message(destination=BUS_NAME, path=path, interface=SESSION_INTERFACE,
-                                                          member="Send", signature="ay", body=[b"\x80"]))
-                                         for _ in range(calls)))
+        replies = await asyncio.gather(
+            *(
+                bus.call(
+                    Message(
+                        destination=BUS_NAME,
+                        path=path,
+                        interface=SESSION_INTERFACE,
+                        member="Send",
+                        signature="ay",
+                        body=[b"\x80"],
+                    )
+                )
+                for _ in range(calls)
+            )
+        )
         return sum(reply.message_type is MessageType.ERROR for reply in replies)
     finally:
         bus.disconnect()
@@ -94,8 +106,10 @@ async def test_kill_9_loses_no_committed_choice(tmp_path):
         with running_daemon(address, tmp_path, NO_MODEL) as daemon:
             bus = await connect(address)
             session = await ClientSession.create(bus)
-            chosen = {reading: await commit_third_candidate(session, romaji)
-                      for reading, romaji in (("かんじ", "kanji"), ("きしゃ", "kisha"), ("こうえん", "kouen"))}
+            chosen = {
+                reading: await commit_third_candidate(session, romaji)
+                for reading, romaji in (("かんじ", "kanji"), ("きしゃ", "kisha"), ("こうえん", "kouen"))
+            }
             daemon.kill()  # right after the last answer, long before a periodic save
             daemon.wait(10)
             bus.disconnect()
@@ -168,6 +182,7 @@ async def test_one_process_cannot_take_every_session(tmp_path):
 
 def test_the_soak_benchmark_types_reaps_and_serves_after_churn():
     from daemon.tools.bench import soak_benchmark
+
     result = soak_benchmark(sessions=3, seconds=2.0, model="none")
     assert result["errors"] == 0 and result["latency_ms"]["key"]["n"] > 10
     assert result["reaped"] == "3/3" and result["served_after_churn"] == "3/3"
@@ -180,6 +195,7 @@ def test_soak_phrases_are_too_many_for_the_ranking_cache():
 
     from daemon.converter import RANKINGS_KEPT
     from daemon.tools.bench import soak_phrase
+
     rng = random.Random(1)
     assert len({soak_phrase(rng) for _ in range(4 * RANKINGS_KEPT)}) > 3.5 * RANKINGS_KEPT
 
@@ -187,18 +203,28 @@ def test_soak_phrases_are_too_many_for_the_ranking_cache():
 def test_fuzzing_the_protocol_finds_no_crash_and_no_hang():
     """A small run of tsuzuri-fuzz (the full one: 10^6 cases in process, 10^5 over D-Bus; see its docstring)."""
     from daemon.tools.fuzz import fuzz_in_process, fuzz_over_dbus
+
     for result in (fuzz_in_process(20_000, seed=1), fuzz_over_dbus(2_000, seed=1)):
         assert (result["crashes"], result["hangs"]) == (0, 0), result["examples"]
 
 
 DAMAGED_FILES = {
     "learning garbage": ("data/tsuzuri/learning.tsv", b"\xfe garbage\x00\nno tabs here\n", "learning.tsv: skipped 2"),
-    "learning truncated": ("data/tsuzuri/learning.tsv", "きょう\t今日\t1\t1000000000\nかん".encode(),
-                           "learning.tsv: skipped 1"),
-    "user dictionary garbage": ("data/tsuzuri/user_dictionary.tsv", b"\x00\x01\x02\nonly-one-field\n",
-                                "user_dictionary.tsv: skipped 2"),
-    "config wrong types": ("config/tsuzuri/config.toml", b'threads = "many"\n[candidates]\npage_size = -3\n',
-                           "threads = \"many\""),
+    "learning truncated": (
+        "data/tsuzuri/learning.tsv",
+        "きょう\t今日\t1\t1000000000\nかん".encode(),
+        "learning.tsv: skipped 1",
+    ),
+    "user dictionary garbage": (
+        "data/tsuzuri/user_dictionary.tsv",
+        b"\x00\x01\x02\nonly-one-field\n",
+        "user_dictionary.tsv: skipped 2",
+    ),
+    "config wrong types": (
+        "config/tsuzuri/config.toml",
+        b'threads = "many"\n[candidates]\npage_size = -3\n',
+        'threads = "many"',
+    ),
     "config garbage": ("config/tsuzuri/config.toml", b"[[[not toml\n", "config:"),
 }
 
@@ -231,6 +257,7 @@ def test_the_allocator_is_tuned_for_a_long_running_daemon():
     import platform
 
     from daemon.allocator import tune_allocator
+
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("not glibc")
     assert tune_allocator()
@@ -242,10 +269,21 @@ async def test_stopping_drops_queued_conversions_instead_of_running_them(tmp_pat
     kana = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん"
     with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL) as daemon:
         bus = await connect(address)
-        calls = [asyncio.ensure_future(bus.call(Message(
-            destination=BUS_NAME, path="/org/tsuzuri/Tsuzuri1", interface=BUS_NAME, member="Convert",
-            signature="ssu", body=["".join(kana[(i * 7 + k * 13) % len(kana)] for k in range(1000)), "", 100])))
-            for i in range(32)]
+        calls = [
+            asyncio.ensure_future(
+                bus.call(
+                    Message(
+                        destination=BUS_NAME,
+                        path="/org/tsuzuri/Tsuzuri1",
+                        interface=BUS_NAME,
+                        member="Convert",
+                        signature="ssu",
+                        body=["".join(kana[(i * 7 + k * 13) % len(kana)] for k in range(1000)), "", 100],
+                    )
+                )
+            )
+            for i in range(32)
+        ]
         await call(bus, "GetStatus")  # answered after every Convert above was handed to the workers
         stopping = time.monotonic()
         daemon.terminate()
@@ -262,9 +300,18 @@ def long_readings(count: int) -> list[str]:
 
 
 def convert_call(bus, reading: str, n: int = 100):
-    return asyncio.ensure_future(bus.call(Message(destination=BUS_NAME, path="/org/tsuzuri/Tsuzuri1",
-                                                  interface=BUS_NAME, member="Convert", signature="ssu",
-                                                  body=[reading, "", n])))
+    return asyncio.ensure_future(
+        bus.call(
+            Message(
+                destination=BUS_NAME,
+                path="/org/tsuzuri/Tsuzuri1",
+                interface=BUS_NAME,
+                member="Convert",
+                signature="ssu",
+                body=[reading, "", n],
+            )
+        )
+    )
 
 
 async def test_another_callers_long_conversions_do_not_hold_up_typing(tmp_path):
@@ -310,28 +357,61 @@ async def test_the_client_library_refuses_replies_forged_by_an_eavesdropper(tmp_
     with its serial: dbus-fast alone takes that answer (a commit the user never typed). The client library takes
     only the daemon's."""
     from ime_protocol import Output, Preedit, encode
+
     with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL):
         spy = await connect(address)
         forged = []
 
         def answer_first(message: Message) -> bool:
-            if message.message_type is MessageType.METHOD_CALL and message.sender != spy.unique_name and (
-                    message.member in ("Send", "GetStatus", "GetNameOwner", "CreateSession")):
+            if (
+                message.message_type is MessageType.METHOD_CALL
+                and message.sender != spy.unique_name
+                and (message.member in ("Send", "GetStatus", "GetNameOwner", "CreateSession"))
+            ):
                 forgeries: dict[str, tuple[str, list]] = {
-                    "Send": ("ay", [encode(Output(request_id=0, consumed=True, commit="FORGED", preedit=Preedit((), 0),
-                                                  candidates=None, aux="", mode="hiragana"))]),
+                    "Send": (
+                        "ay",
+                        [
+                            encode(
+                                Output(
+                                    request_id=0,
+                                    consumed=True,
+                                    commit="FORGED",
+                                    preedit=Preedit((), 0),
+                                    candidates=None,
+                                    aux="",
+                                    mode="hiragana",
+                                )
+                            )
+                        ],
+                    ),
                     "GetStatus": ("(sss)", [["ready", "forged", ""]]),
                     "GetNameOwner": ("s", [spy.unique_name]),
-                    "CreateSession": ("o", ["/org/tsuzuri/Tsuzuri1/session/999"])}
+                    "CreateSession": ("o", ["/org/tsuzuri/Tsuzuri1/session/999"]),
+                }
                 signature, body = forgeries[message.member]
-                spy.send(Message(message_type=MessageType.METHOD_RETURN, destination=message.sender,
-                                 reply_serial=message.serial, signature=signature, body=body))
+                spy.send(
+                    Message(
+                        message_type=MessageType.METHOD_RETURN,
+                        destination=message.sender,
+                        reply_serial=message.serial,
+                        signature=signature,
+                        body=body,
+                    )
+                )
                 forged.append(message.member)
             return False
 
         spy.add_message_handler(answer_first)
-        await call(spy, "AddMatch", "s", ["type='method_call',eavesdrop=true"], path="/org/freedesktop/DBus",
-                   interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+        await call(
+            spy,
+            "AddMatch",
+            "s",
+            ["type='method_call',eavesdrop=true"],
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            destination="org.freedesktop.DBus",
+        )
         bus = await connect(address)
         try:
             session = await ClientSession.create(bus)

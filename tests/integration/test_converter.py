@@ -25,8 +25,14 @@ def userdata(tmp_path):
 
 def converter(userdata, engine=None, model_candidates=0):
     user, learning = userdata
-    return Converter(dictionary=system_dictionary(), engine=engine, user_dictionary=user, learning=learning,
-                     clock=lambda: NOW, model_candidates=model_candidates)
+    return Converter(
+        dictionary=system_dictionary(),
+        engine=engine,
+        user_dictionary=user,
+        learning=learning,
+        clock=lambda: NOW,
+        model_candidates=model_candidates,
+    )
 
 
 def test_dictionary_only_conversion(userdata):
@@ -106,6 +112,7 @@ def test_empty_reading_gives_nothing(userdata):
 
 def test_context_hits_count_the_written_words_the_context_already_uses():
     from daemon.converter import context_hits
+
     context = "一人目の呼称、"
     assert context_hits("二人目の呼称", context) == 8  # 人目, 目の, の呼, 呼称 (not 二人); 人, 目, 呼, 称 (not 二)
     assert context_hits("二人目の故障", context) == 4  # 人目, 目の; 人, 目
@@ -124,8 +131,13 @@ def test_the_models_own_candidates_join_every_dictionary_candidate(userdata, mod
     engine.load(model_path)
     engine.wait(60)
     plain = Converter(dictionary=system_dictionary(), clock=lambda: NOW, language_model=load_language_model())
-    with_model = Converter(dictionary=system_dictionary(), engine=engine, clock=lambda: NOW, model_candidates=3,
-                           language_model=load_language_model())
+    with_model = Converter(
+        dictionary=system_dictionary(),
+        engine=engine,
+        clock=lambda: NOW,
+        model_candidates=3,
+        language_model=load_language_model(),
+    )
     before = {c.text for c in plain.candidates("きょうはいいてんきですね", n=10)}
     after = with_model.candidates("きょうはいいてんきですね", n=10)
     assert before <= {c.text for c in after}
@@ -144,8 +156,9 @@ def test_constrained_model_candidates_spell_the_reading(userdata, model_path):
     engine = Engine()
     engine.load(model_path)
     engine.wait(60)
-    constrained = Converter(dictionary=system_dictionary(), engine=engine, model_candidates=3,
-                            constrain_model=True, clock=lambda: NOW)
+    constrained = Converter(
+        dictionary=system_dictionary(), engine=engine, model_candidates=3, constrain_model=True, clock=lambda: NOW
+    )
     reading = "きょうはいいてんき"
     model = [c.text for c in constrained.candidates(reading) if c.source == "model"]
     direct = engine.convert("キョウハイイテンキ", n=3, spellings=spellings(system_dictionary(), reading))
@@ -153,12 +166,15 @@ def test_constrained_model_candidates_spell_the_reading(userdata, model_path):
     engine.close()
 
 
-@pytest.mark.parametrize("reading, expected", [
-    ("か\ud800な\udfff", "かな"),             # lone surrogates: MeCab cannot take them
-    ("か\x00\x07な\x7f", "かな"),             # control characters
-    ("\uee00\uee01\uee02かな", "かな"),       # private use, the model's prompt markers among them
-    ("ｶﾅ（！）", "ｶﾅ（！）"),                 # everything else as typed
-])
+@pytest.mark.parametrize(
+    "reading, expected",
+    [
+        ("か\ud800な\udfff", "かな"),  # lone surrogates: MeCab cannot take them
+        ("か\x00\x07な\x7f", "かな"),  # control characters
+        ("\uee00\uee01\uee02かな", "かな"),  # private use, the model's prompt markers among them
+        ("ｶﾅ（！）", "ｶﾅ（！）"),  # everything else as typed
+    ],
+)
 def test_clean_reading_drops_what_no_reading_holds(reading, expected):
     assert clean_reading(reading) == expected
 
@@ -177,13 +193,19 @@ def test_hostile_readings_convert_or_give_nothing(userdata):
 
 # -- rankings kept for readings converted again or in advance -------------------------------------
 
+
 @pytest.fixture(scope="module")
 def kept_rankings_converter():
     return Converter(dictionary=system_dictionary(), language_model=load_language_model())
 
 
-READINGS = [("きょうはいいてんきですね", ""), ("かれはがっこうにいった", "昨日、"),
-            ("きしゃのきしゃがきしゃできしゃした", ""), ("にほんごをにゅうりょくする", "これは"), ("かんじ", "")]
+READINGS = [
+    ("きょうはいいてんきですね", ""),
+    ("かれはがっこうにいった", "昨日、"),
+    ("きしゃのきしゃがきしゃできしゃした", ""),
+    ("にほんごをにゅうりょくする", "これは"),
+    ("かんじ", ""),
+]
 
 
 def test_kept_rankings_give_the_lists_a_fresh_converter_gives(kept_rankings_converter):
@@ -194,13 +216,17 @@ def test_kept_rankings_give_the_lists_a_fresh_converter_gives(kept_rankings_conv
         fresh = Converter(dictionary=system_dictionary(), language_model=load_language_model())
         assert fresh.candidates(reading, context, 10) == first
         assert converter.candidates(reading, context, 3) == fresh.candidates(reading, context, 3)
-        assert converter.candidates(reading, context, 1, effort=Effort.KEYSTROKE) == \
-            fresh.candidates(reading, context, 1, effort=Effort.KEYSTROKE)
+        assert converter.candidates(reading, context, 1, effort=Effort.KEYSTROKE) == fresh.candidates(
+            reading, context, 1, effort=Effort.KEYSTROKE
+        )
 
 
 def test_what_the_user_taught_shows_at_once_over_a_kept_ranking(tmp_path):
-    converter = Converter(dictionary=system_dictionary(), language_model=load_language_model(),
-                          learning=LearningHistory(tmp_path / "learning.tsv"))
+    converter = Converter(
+        dictionary=system_dictionary(),
+        language_model=load_language_model(),
+        learning=LearningHistory(tmp_path / "learning.tsv"),
+    )
     before = converter.candidates("かんじ")
     converter.learn([("かんじ", "幹事")])
     assert before[0].text != "幹事" and converter.candidates("かんじ")[0].text == "幹事"

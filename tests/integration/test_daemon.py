@@ -150,8 +150,9 @@ async def test_model_loads_in_the_background_and_joins_conversion(model_path, tm
 
 async def test_status_is_also_a_property(bus_address, dictionary_daemon):
     bus = await connect(bus_address)
-    (value,) = await call(bus, "Get", "ss", ["org.tsuzuri.Tsuzuri1", "Status"],
-                          interface="org.freedesktop.DBus.Properties")
+    (value,) = await call(
+        bus, "Get", "ss", ["org.tsuzuri.Tsuzuri1", "Status"], interface="org.freedesktop.DBus.Properties"
+    )
     assert value.signature == "(sss)" and value.value[0] == "failed"
     with pytest.raises(ClientError, match="InvalidArgs"):
         await call(bus, "Get", "ss", ["org.tsuzuri.Tsuzuri1", "Nope"], interface="org.freedesktop.DBus.Properties")
@@ -242,9 +243,15 @@ async def test_keys_are_answered_with_their_live_conversion_and_improvements_arr
         snooped = []
         snoop.add_message_handler(lambda msg: snooped.append(msg) if msg.member == "OutputChanged" else None)
         for listener in (bus, snoop):
-            await call(listener, "AddMatch", "s", ["type='signal',interface='org.tsuzuri.Tsuzuri1.Session'"],
-                       path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
-                       destination="org.freedesktop.DBus")
+            await call(
+                listener,
+                "AddMatch",
+                "s",
+                ["type='signal',interface='org.tsuzuri.Tsuzuri1.Session'"],
+                path="/org/freedesktop/DBus",
+                interface="org.freedesktop.DBus",
+                destination="org.freedesktop.DBus",
+            )
         session = await ClientSession.create(bus)
         assert (await session.key("k")).preedit.text == "k"  # no kana yet: nothing to convert
         # One key at a time: each answer carries the conversion of the composition so far.
@@ -304,7 +311,8 @@ async def test_the_daemon_describes_what_it_dispatches(bus_address, dictionary_d
 
 
 async def test_reload_config_loads_another_model_unless_one_was_named_on_the_command_line(
-        bus_address, dictionary_daemon, tmp_path):
+    bus_address, dictionary_daemon, tmp_path
+):
     _, home = dictionary_daemon
     config = home / "config" / "tsuzuri" / "config.toml"
     text = config.read_text(encoding="utf-8")
@@ -323,8 +331,9 @@ async def test_reload_config_loads_another_model_unless_one_was_named_on_the_com
         own = tmp_path / "config" / "tsuzuri" / "config.toml"
         bus = await connect(address)
         try:
-            own.write_text(own.read_text(encoding="utf-8").replace('model = "default"', f'model = "{missing}"'),
-                           encoding="utf-8")
+            own.write_text(
+                own.read_text(encoding="utf-8").replace('model = "default"', f'model = "{missing}"'), encoding="utf-8"
+            )
             assert await call(bus, "ReloadConfig") == [[]]
             state, model, _reason = await wait_for_status(bus, 30)
             assert (state, model) == ("failed", str(missing))  # it tried the new one; the dictionary serves

@@ -60,7 +60,8 @@ def test_kv_sharing_beam_equals_reprefill_reference(exact):
             want = naive.beam(prompt, width, MAX_NEW, stops)
             searches += 1
             if [h.tokens for h in got] != [h.tokens for h in want] or not np.allclose(
-                    [h.score for h in got], [h.score for h in want], rtol=0, atol=1e-4):
+                [h.score for h in got], [h.score for h in want], rtol=0, atol=1e-4
+            ):
                 differing.append((prompt, width))
     assert searches == 400
     assert differing == []
@@ -152,7 +153,7 @@ def test_lookahead_greedy_equals_plain_greedy(exact, use_draft):
     plain = SessionDecoder(model, exact=True, beam_capacity=1)
     ahead = SessionDecoder(model, exact=True, beam_capacity=1, lookahead=LookaheadSettings(4, 4, 4))
     try:
-        for reading, context in typing_sequence() + [("".join(KANA[7:7 + n]), "") for n in range(1, 21)] * 2:
+        for reading, context in typing_sequence() + [("".join(KANA[7 : 7 + n]), "") for n in range(1, 21)] * 2:
             jinen = prompt_tokens(model, build_prompt("jinen", reading, context))
             for prompt in [jinen] + random_prompts(model, 4, seed=len(reading)):
                 want = plain.greedy(prompt, 3 * MAX_NEW, stops, use_draft=False)
@@ -214,8 +215,11 @@ def test_constrained_beam_equals_reprefill_reference(exact):
         reading = "".join(rng.choice(KANA) for _ in range(rng.randint(1, 8)))
         prompt = prompt_tokens(model, build_prompt("jinen", reading, ""))
         spans = [(i, i + 1, model.tokenize(char, special=False)) for i, char in enumerate(reading)]
-        spans += [(i, i + 2, model.tokenize("".join(rng.sample(CONTEXT_CHARS, 2)), special=False))
-                  for i in range(len(reading) - 1) for _ in range(2)]
+        spans += [
+            (i, i + 2, model.tokenize("".join(rng.sample(CONTEXT_CHARS, 2)), special=False))
+            for i in range(len(reading) - 1)
+            for _ in range(2)
+        ]
         for width in (1, 3, 8):
             constraint = SpellingConstraint(len(reading), spans)
             got = fast.beam(prompt, width, MAX_NEW, stops, constraint)
@@ -232,12 +236,13 @@ def test_trie_scoring_of_candidates_sharing_prefixes_equals_reference(exact):
     decoded = recording_batch_sizes(fast)
     for prompt in random_prompts(model, 8, seed=7):
         stems = [[rng.randrange(300, model.n_vocab) for _ in range(rng.randint(1, 6))] for _ in range(3)]
-        candidates = [rng.choice(stems) + [rng.randrange(300, model.n_vocab) for _ in range(rng.randint(0, 4))]
-                      for _ in range(30)]  # duplicates, prefixes of each other, shared stems
+        candidates = [
+            rng.choice(stems) + [rng.randrange(300, model.n_vocab) for _ in range(rng.randint(0, 4))] for _ in range(30)
+        ]  # duplicates, prefixes of each other, shared stems
         fast.prefill(prompt)
         decoded.clear()
         got = fast.score(prompt, candidates, model.eos)
         assert np.allclose(got, naive.score(prompt, candidates, model.eos), rtol=0, atol=1e-4)
-        trie_nodes = {tuple(c[:k + 1]) for c in candidates for k in range(len(c))}
+        trie_nodes = {tuple(c[: k + 1]) for c in candidates for k in range(len(c))}
         # each prefix once per batch (30 candidates take three batches of at most 14 slots)
         assert len(trie_nodes) <= sum(decoded) < sum(map(len, candidates))

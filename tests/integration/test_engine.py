@@ -103,7 +103,7 @@ def test_long_readings_are_converted_chunk_by_chunk(engine):
 
 
 def test_clean_text_drops_controls_surrogates_and_markers():
-    assert clean_text("か\x00な\ud800\uEE01\n") == "かな"
+    assert clean_text("か\x00な\ud800\uee01\n") == "かな"
 
 
 def test_reload_keeps_sessions_usable(model_path, exact_model_path):
@@ -120,6 +120,7 @@ def test_reload_keeps_sessions_usable(model_path, exact_model_path):
 
 def test_status_while_loading_is_loading(model_path, monkeypatch):
     import daemon.engine.engine as engine_module
+
     gate = threading.Event()
     original = engine_module.Model
 
@@ -181,8 +182,11 @@ def spelled(text: str, reading: str, words) -> bool:
         position, written = ends.pop()
         if position == len(reading) and written == text:
             return True
-        ends |= {(stop, written + surface) for start, stop, surface in words
-                 if start == position and text.startswith(written + surface)}
+        ends |= {
+            (stop, written + surface)
+            for start, stop, surface in words
+            if start == position and text.startswith(written + surface)
+        }
     return False
 
 

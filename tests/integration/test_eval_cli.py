@@ -46,7 +46,9 @@ def suite_dir(tmp_path) -> Path:
     (suite / "mozc" / "evaluation.tsv").write_text(
         "# status\tinput\toutput\tcommand\targument\tversion\n"
         "OK:\tきょうはいいてんきですね\t今日はいい天気ですね\tConversion Expected\t今日はいい天気ですね\t1\n"
-        "OK:\tこれはうれしいごさんです\tこれは嬉しい誤算です\tConversion Match\t誤算\t1\n", encoding="utf-8")
+        "OK:\tこれはうれしいごさんです\tこれは嬉しい誤算です\tConversion Match\t誤算\t1\n",
+        encoding="utf-8",
+    )
     (suite / "README.md").write_text("# not a set\n", encoding="utf-8")
     return suite
 
@@ -75,8 +77,10 @@ def test_json_scores(items_file, tmp_path, capsys):
 
 def test_errors_classify_each_wrong_first_candidate(items_file, tmp_path, capsys):
     per_item = tmp_path / "per_item.jsonl"
-    assert main([str(items_file), "--mode", "dictionary", "--n", "10", "--json", "--errors",
-                 "--per-item", str(per_item)]) == 0
+    assert (
+        main([str(items_file), "--mode", "dictionary", "--n", "10", "--json", "--errors", "--per-item", str(per_item)])
+        == 0
+    )
     output = capsys.readouterr().out
     assert "errors variant 0  wrong_kanji 1  segmentation 0" in output
     scores = last_json_line(output)
@@ -95,9 +99,16 @@ def test_mincer_with_one_candidate(items_file, capsys):
 
 def test_json_list_with_long_key_names_and_limit(tmp_path, capsys):
     path = tmp_path / "items.json"
-    path.write_text(json.dumps([{"input": item["input"], "context_text": item["context"],
-                                 "expected_output": item["expected"]} for item in ITEMS], ensure_ascii=False),
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            [
+                {"input": item["input"], "context_text": item["context"], "expected_output": item["expected"]}
+                for item in ITEMS
+            ],
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
     assert main([str(path), "--limit", "2", "--json"]) == 0
     scores = last_json_line(capsys.readouterr().out)
     assert scores["items"] == 2 and scores["acc@1"] == 1.0 and scores["mode"] == "auto"
@@ -117,15 +128,20 @@ def test_no_model_mode_is_the_daemon_without_a_model(items_file, model_path, tmp
 
 def test_mozc_evaluation_tsv(tmp_path, capsys):
     path = tmp_path / "evaluation.tsv"
-    path.write_text("# status\tinput\toutput\tcommand\targument\tversion\n"
-                    "OK:\tきょうはいいてんきですね\t今日はいい天気ですね\tConversion Expected\t"
-                    "今日はいい天気ですね\t1\n"
-                    "FAILED:\tにんしょうとは\t認証とは\tConversion Expected\t人称とは\t1\n"
-                    "OK:\tこれはうれしいごさんです\tこれは嬉しい誤算です\tConversion Match\t誤算\t1\n"
-                    "OK:\tへんかん\t変換\tConversion Expected 9\t返還\t1\n", encoding="utf-8")
+    path.write_text(
+        "# status\tinput\toutput\tcommand\targument\tversion\n"
+        "OK:\tきょうはいいてんきですね\t今日はいい天気ですね\tConversion Expected\t"
+        "今日はいい天気ですね\t1\n"
+        "FAILED:\tにんしょうとは\t認証とは\tConversion Expected\t人称とは\t1\n"
+        "OK:\tこれはうれしいごさんです\tこれは嬉しい誤算です\tConversion Match\t誤算\t1\n"
+        "OK:\tへんかん\t変換\tConversion Expected 9\t返還\t1\n",
+        encoding="utf-8",
+    )
     items = load_items(path)
-    assert [(i.reading, i.expected) for i in items] == [("キョウハイイテンキデスネ", ("今日はいい天気ですね",)),
-                                                        ("ニンショウトハ", ("人称とは",))]
+    assert [(i.reading, i.expected) for i in items] == [
+        ("キョウハイイテンキデスネ", ("今日はいい天気ですね",)),
+        ("ニンショウトハ", ("人称とは",)),
+    ]
     assert main([str(path), "--json"]) == 0
     scores = last_json_line(capsys.readouterr().out)
     assert scores["items"] == 2 and scores["acc@1"] == 0.5
@@ -135,7 +151,10 @@ def test_suite_json_lines(suite_dir, capsys):
     assert main(["--suite", str(suite_dir), "--mode", "dictionary", "--json", "--limit", "2"]) == 0
     *rows, summary = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [(row["set"], row["items"], row["acc@1"]) for row in rows] == [
-        ("sentences", 2, 1.0), ("words", 2, 0.5), ("mozc/evaluation", 1, 1.0)]
+        ("sentences", 2, 1.0),
+        ("words", 2, 0.5),
+        ("mozc/evaluation", 1, 1.0),
+    ]
     assert all(set(row) == KEYS | {"set"} and row["mode"] == "dictionary" for row in rows)
     assert summary == {"suite": True, "mode": "dictionary", "sets": 3, "mean_acc@1": 0.8333, "min_acc@1": 0.5}
 
@@ -145,7 +164,10 @@ def test_suite_table(suite_dir, capsys):
     header, *rows, footer = capsys.readouterr().out.strip().splitlines()[1:]
     assert header.split() == ["set", "items", "acc@1", "acc@10", "MinCER", "p50", "ms", "p95", "ms"]
     assert [row.split()[:3] for row in rows] == [
-        ["sentences", "3", "0.6667"], ["words", "3", "0.6667"], ["mozc/evaluation", "1", "1.0000"]]
+        ["sentences", "3", "0.6667"],
+        ["words", "3", "0.6667"],
+        ["mozc/evaluation", "1", "1.0000"],
+    ]
     assert footer == "mean acc@1 0.7778  min acc@1 0.6667"
 
 
@@ -192,8 +214,13 @@ def test_modes_come_from_one_registry(items_file, capsys, monkeypatch):
 
 
 def test_runs_as_a_module(items_file):
-    done = subprocess.run([sys.executable, "-m", "daemon.tools.eval", str(items_file), "--json"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "daemon.tools.eval", str(items_file), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert set(last_json_line(done.stdout)) == KEYS
     assert "3/3 items" in done.stderr  # progress goes to stderr

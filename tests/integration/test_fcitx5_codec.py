@@ -4,6 +4,7 @@ the Python codec decodes it (the same fields, or refused). The C++ side runs in 
 tsuzuri-protocol-test program (frontends/fcitx5/test/protocol_test.cpp); the addon's constants are read
 from its header. Needs what tests/fcitx5_build.py needs for the build; the header checks need nothing.
 """
+
 import dataclasses
 import re
 import subprocess
@@ -14,14 +15,50 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ime_protocol
-from ime_protocol import (INPUT_MODES, MAX_CANDIDATES, MAX_MESSAGE_BYTES, MAX_PAGE_SIZE, MAX_SEGMENTS,
-                          MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS, REQUEST_ID_MAX, UINT32_MAX, CandidateItem,
-                          CandidateWindow, Discard, FocusIn, FocusOut, InputPurpose, KeyEvent, Output, Preedit,
-                          PreeditSegment, ProtocolError, Reset, SegmentStyle, SelectCandidate, SetInputMode,
-                          SurroundingDeletion, SurroundingText, decode, encode)
+from ime_protocol import (
+    INPUT_MODES,
+    MAX_CANDIDATES,
+    MAX_MESSAGE_BYTES,
+    MAX_PAGE_SIZE,
+    MAX_SEGMENTS,
+    MAX_SHORT_TEXT_CHARS,
+    MAX_TEXT_CHARS,
+    REQUEST_ID_MAX,
+    UINT32_MAX,
+    CandidateItem,
+    CandidateWindow,
+    Discard,
+    FocusIn,
+    FocusOut,
+    InputPurpose,
+    KeyEvent,
+    Output,
+    Preedit,
+    PreeditSegment,
+    ProtocolError,
+    Reset,
+    SegmentStyle,
+    SelectCandidate,
+    SetInputMode,
+    SurroundingDeletion,
+    SurroundingText,
+    decode,
+    encode,
+)
 from tests.fcitx5_build import ADDON_SOURCE, build_addon
-from tests.unit.test_protocol import (GARBAGE, LIMIT_CASES, OUTPUT, STRATEGIES, UINT32, REQUEST_IDS, WINDOW, locations,
-                                      maps_in, patched, texts)
+from tests.unit.test_protocol import (
+    GARBAGE,
+    LIMIT_CASES,
+    OUTPUT,
+    STRATEGIES,
+    UINT32,
+    REQUEST_IDS,
+    WINDOW,
+    locations,
+    maps_in,
+    patched,
+    texts,
+)
 
 HEADER = (ADDON_SOURCE / "src" / "protocol.h").read_text(encoding="utf-8")
 NON_BMP = "𠮷😀"  # four UTF-8 bytes each, one code point each (two UTF-16 units)
@@ -63,15 +100,29 @@ def hexed(value: str | bytes) -> str:
 
 def described(output: Output) -> str:
     """An Output in the words tsuzuri-protocol-test writes for one it decoded."""
-    words = ["output", output.request_id, int(output.consumed), hexed(output.commit), hexed(output.aux),
-             hexed(output.mode), output.preedit.cursor, len(output.preedit.segments)]
+    words = [
+        "output",
+        output.request_id,
+        int(output.consumed),
+        hexed(output.commit),
+        hexed(output.aux),
+        hexed(output.mode),
+        output.preedit.cursor,
+        len(output.preedit.segments),
+    ]
     for segment in output.preedit.segments:
         words += [hexed(segment.text), segment.style.value]
     if (window := output.candidates) is None:
         words.append("-")
     else:
-        words += ["window", window.cursor, window.page_size, len(window.labels), *map(hexed, window.labels),
-                  len(window.items)]
+        words += [
+            "window",
+            window.cursor,
+            window.page_size,
+            len(window.labels),
+            *map(hexed, window.labels),
+            len(window.items),
+        ]
         for item in window.items:
             words += [hexed(item.text), hexed(item.annotation)]
     deletion = output.delete_surrounding
@@ -92,6 +143,7 @@ def assert_decoded_alike(codec: Codec, data: bytes) -> None:
 
 # --- What the addon sends -----------------------------------------------------------------------------
 
+
 def cpp_enum(name: str) -> list[str]:
     found = re.search(rf"enum class {name} \{{([^}}]*)\}}", HEADER)
     assert found is not None, name
@@ -107,18 +159,30 @@ def snake_case(camel: str) -> str:
 BOUNDARIES = [0, 1, 127, 128, 255, 256, 65535, 65536, UINT32_MAX]
 
 
-@pytest.mark.parametrize("keyval, keycode, modifiers, request_id", [
-    (0, 0, 0, 0), (ord("a"), 38, ime_protocol.SHIFT_MASK, 7), (UINT32_MAX, UINT32_MAX, UINT32_MAX, REQUEST_ID_MAX),
-    *[(value, value, value, value) for value in BOUNDARIES], (0xFF0D, 36, 0, 2**32), (0x20, 65, 0, 2**63 - 2)])
+@pytest.mark.parametrize(
+    "keyval, keycode, modifiers, request_id",
+    [
+        (0, 0, 0, 0),
+        (ord("a"), 38, ime_protocol.SHIFT_MASK, 7),
+        (UINT32_MAX, UINT32_MAX, UINT32_MAX, REQUEST_ID_MAX),
+        *[(value, value, value, value) for value in BOUNDARIES],
+        (0xFF0D, 36, 0, 2**32),
+        (0x20, 65, 0, 2**63 - 2),
+    ],
+)
 def test_key_events_encode_as_ime_protocol_does(codec, keyval, keycode, modifiers, request_id):
     assert codec.request("key_event", keyval, keycode, modifiers, request_id) == (
-        encode(KeyEvent(keyval, keycode, modifiers, request_id)), request_id, False)
+        encode(KeyEvent(keyval, keycode, modifiers, request_id)),
+        request_id,
+        False,
+    )
 
 
 @given(UINT32, UINT32, UINT32, REQUEST_IDS)
 def test_random_key_events_encode_as_ime_protocol_does(codec, keyval, keycode, modifiers, request_id):
-    assert codec.request("key_event", keyval, keycode, modifiers, request_id)[0] == \
-        encode(KeyEvent(keyval, keycode, modifiers, request_id))
+    assert codec.request("key_event", keyval, keycode, modifiers, request_id)[0] == encode(
+        KeyEvent(keyval, keycode, modifiers, request_id)
+    )
 
 
 def test_every_purpose_the_addon_knows_encodes_as_ime_protocol_does(codec):
@@ -127,38 +191,63 @@ def test_every_purpose_the_addon_knows_encodes_as_ime_protocol_does(codec):
         assert codec.request("focus_in", index) == (encode(FocusIn(purpose)), 0, purpose.is_secret), name
 
 
-@pytest.mark.parametrize("words, message", [
-    (["focus_out"], FocusOut()), (["reset"], Reset()), (["discard"], Discard()),
-    *[(["set_input_mode", hexed(mode)], SetInputMode(mode)) for mode in sorted(INPUT_MODES)]])
+@pytest.mark.parametrize(
+    "words, message",
+    [
+        (["focus_out"], FocusOut()),
+        (["reset"], Reset()),
+        (["discard"], Discard()),
+        *[(["set_input_mode", hexed(mode)], SetInputMode(mode)) for mode in sorted(INPUT_MODES)],
+    ],
+)
 def test_messages_without_a_request_id_encode_as_ime_protocol_does(codec, words, message):
     assert codec.request(*words) == (encode(message), 0, False)
 
 
-@pytest.mark.parametrize("index, request_id", [(0, 0), (MAX_CANDIDATES - 1, REQUEST_ID_MAX),
-                                               *zip(BOUNDARIES[:6], BOUNDARIES)])
+@pytest.mark.parametrize(
+    "index, request_id", [(0, 0), (MAX_CANDIDATES - 1, REQUEST_ID_MAX), *zip(BOUNDARIES[:6], BOUNDARIES)]
+)
 def test_candidate_selections_encode_as_ime_protocol_does(codec, index, request_id):
     assert codec.request("select_candidate", index, request_id) == (
-        encode(SelectCandidate(index, request_id)), request_id, False)
+        encode(SelectCandidate(index, request_id)),
+        request_id,
+        False,
+    )
 
 
 def long_text(length: int) -> str:
     return "".join(("あa" + NON_BMP)[i % 4] for i in range(length))
 
 
-@pytest.mark.parametrize("text, cursor, anchor", [
-    ("", 0, 0), ("", 3, 5), ("今日は", 1, 3), ("今日は", 3, 0), ("今日は", 9, 1), ("今日は", 1, 9),
-    (NON_BMP + "野家", 2, 4), (NON_BMP * 3, 5, 1),
-    ("x" * 31, 31, 31), ("x" * 32, 0, 32), ("x" * 255, 1, 1), ("x" * 256, 2, 2),  # msgpack str size boundaries
-    (long_text(MAX_TEXT_CHARS), MAX_TEXT_CHARS, 0),  # exactly the limit: sent whole
-    (long_text(MAX_TEXT_CHARS + 1), 0, MAX_TEXT_CHARS + 1),  # cut after the limit
-    (long_text(3 * MAX_TEXT_CHARS), 3 * MAX_TEXT_CHARS // 2, 0),  # cut around the cursor
-    (long_text(3 * MAX_TEXT_CHARS), 3 * MAX_TEXT_CHARS, 3 * MAX_TEXT_CHARS - 10),  # at the end
-    (NON_BMP * MAX_TEXT_CHARS, MAX_TEXT_CHARS + 7, MAX_TEXT_CHARS // 2),
-    ("a\x00b", 1, 1),  # NUL: the protocol cannot carry it, and sends no text instead
-])
+@pytest.mark.parametrize(
+    "text, cursor, anchor",
+    [
+        ("", 0, 0),
+        ("", 3, 5),
+        ("今日は", 1, 3),
+        ("今日は", 3, 0),
+        ("今日は", 9, 1),
+        ("今日は", 1, 9),
+        (NON_BMP + "野家", 2, 4),
+        (NON_BMP * 3, 5, 1),
+        ("x" * 31, 31, 31),
+        ("x" * 32, 0, 32),
+        ("x" * 255, 1, 1),
+        ("x" * 256, 2, 2),  # msgpack str size boundaries
+        (long_text(MAX_TEXT_CHARS), MAX_TEXT_CHARS, 0),  # exactly the limit: sent whole
+        (long_text(MAX_TEXT_CHARS + 1), 0, MAX_TEXT_CHARS + 1),  # cut after the limit
+        (long_text(3 * MAX_TEXT_CHARS), 3 * MAX_TEXT_CHARS // 2, 0),  # cut around the cursor
+        (long_text(3 * MAX_TEXT_CHARS), 3 * MAX_TEXT_CHARS, 3 * MAX_TEXT_CHARS - 10),  # at the end
+        (NON_BMP * MAX_TEXT_CHARS, MAX_TEXT_CHARS + 7, MAX_TEXT_CHARS // 2),
+        ("a\x00b", 1, 1),  # NUL: the protocol cannot carry it, and sends no text instead
+    ],
+)
 def test_surrounding_text_is_cut_and_encoded_as_ime_protocol_does(codec, text, cursor, anchor):
     assert codec.request("surrounding_text", hexed(text), cursor, anchor) == (
-        encode(SurroundingText.around_cursor(text, cursor, anchor)), 0, False)
+        encode(SurroundingText.around_cursor(text, cursor, anchor)),
+        0,
+        False,
+    )
 
 
 @pytest.mark.parametrize("raw", [b"\xff", b"ab\xe3\x81", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"])
@@ -172,11 +261,13 @@ def test_surrounding_text_that_is_not_utf8_is_sent_as_none(codec, raw):
 @given(texts(60) | st.text(max_size=5), st.integers(0, UINT32_MAX), st.integers(0, UINT32_MAX))
 def test_random_surrounding_texts_encode_as_ime_protocol_does(codec, text, cursor, anchor):
     cursor, anchor = cursor % (len(text) + 3), anchor % (len(text) + 3)  # mostly inside the text, sometimes past it
-    assert codec.request("surrounding_text", hexed(text), cursor, anchor)[0] == \
-        encode(SurroundingText.around_cursor(text, cursor, anchor))
+    assert codec.request("surrounding_text", hexed(text), cursor, anchor)[0] == encode(
+        SurroundingText.around_cursor(text, cursor, anchor)
+    )
 
 
 # --- What the daemon answers --------------------------------------------------------------------------
+
 
 @settings(max_examples=300)
 @given(STRATEGIES[Output])
@@ -190,18 +281,46 @@ def biggest_output() -> Output:
     segments = (PreeditSegment(segment.text, SegmentStyle.HIGHLIGHT),) + (segment,) * (MAX_SEGMENTS - 1)
     items = tuple(CandidateItem(f"候補{i}" + NON_BMP * 10, "注" * 20) for i in range(MAX_CANDIDATES))
     window = CandidateWindow(items, MAX_CANDIDATES - 1, MAX_PAGE_SIZE, (NON_BMP + "0123456789abcdef")[:MAX_PAGE_SIZE])
-    return Output(REQUEST_ID_MAX, True, NON_BMP[1] * MAX_TEXT_CHARS, Preedit(segments, MAX_TEXT_CHARS), window,
-                  "a" * MAX_SHORT_TEXT_CHARS, "halfwidth_katakana", SurroundingDeletion(MAX_TEXT_CHARS, MAX_TEXT_CHARS))
+    return Output(
+        REQUEST_ID_MAX,
+        True,
+        NON_BMP[1] * MAX_TEXT_CHARS,
+        Preedit(segments, MAX_TEXT_CHARS),
+        window,
+        "a" * MAX_SHORT_TEXT_CHARS,
+        "halfwidth_katakana",
+        SurroundingDeletion(MAX_TEXT_CHARS, MAX_TEXT_CHARS),
+    )
 
 
-@pytest.mark.parametrize("output", [
-    Output(0, False, "", Preedit((), 0), None, "", "hiragana"),  # every string empty, nothing optional
-    Output(1, True, "", Preedit((PreeditSegment("", SegmentStyle.NONE),), 0),
-           CandidateWindow((CandidateItem("", ""),), 0, 1, "1"), "", "direct", SurroundingDeletion(0, 1)),
-    Output(2, True, NON_BMP, Preedit((PreeditSegment(NON_BMP, SegmentStyle.HIGHLIGHT),), 1),
-           CandidateWindow((CandidateItem(NON_BMP, NON_BMP),) * 3, 2, 2, NON_BMP), NON_BMP, "katakana", None),
-    biggest_output(),
-], ids=["empty", "empty-strings", "non-bmp", "biggest"])
+@pytest.mark.parametrize(
+    "output",
+    [
+        Output(0, False, "", Preedit((), 0), None, "", "hiragana"),  # every string empty, nothing optional
+        Output(
+            1,
+            True,
+            "",
+            Preedit((PreeditSegment("", SegmentStyle.NONE),), 0),
+            CandidateWindow((CandidateItem("", ""),), 0, 1, "1"),
+            "",
+            "direct",
+            SurroundingDeletion(0, 1),
+        ),
+        Output(
+            2,
+            True,
+            NON_BMP,
+            Preedit((PreeditSegment(NON_BMP, SegmentStyle.HIGHLIGHT),), 1),
+            CandidateWindow((CandidateItem(NON_BMP, NON_BMP),) * 3, 2, 2, NON_BMP),
+            NON_BMP,
+            "katakana",
+            None,
+        ),
+        biggest_output(),
+    ],
+    ids=["empty", "empty-strings", "non-bmp", "biggest"],
+)
 def test_edge_outputs_decode_as_ime_protocol_decodes_them(codec, output):
     data = encode(output)
     assert codec.decode(data) == described(output)
@@ -221,43 +340,90 @@ def patched_output(path: tuple, value) -> bytes:
 
 # Outputs that ime_protocol refuses, each for one reason, and a few that it takes at a limit.
 EDGE_BYTES = [
-    b"", b"\xc1", b"\xc0", encode(OUTPUT) + b"\xc0", encode(OUTPUT) * 2,  # nothing, never-used byte, nil, trailing
-    b"\x91" * 100_000 + b"\xc0", b"\x81\xa1x" * 50_000 + b"\xc0",  # depth bombs within the size limit
-    b"\xdd\xff\xff\xff\xff", b"\xdf\xff\xff\xff\xff", b"\xdb\xff\xff\xff\xff",  # 4 billion items, entries, bytes
+    b"",
+    b"\xc1",
+    b"\xc0",
+    encode(OUTPUT) + b"\xc0",
+    encode(OUTPUT) * 2,  # nothing, never-used byte, nil, trailing
+    b"\x91" * 100_000 + b"\xc0",
+    b"\x81\xa1x" * 50_000 + b"\xc0",  # depth bombs within the size limit
+    b"\xdd\xff\xff\xff\xff",
+    b"\xdf\xff\xff\xff\xff",
+    b"\xdb\xff\xff\xff\xff",  # 4 billion items, entries, bytes
     encode(OUTPUT) + b"\xc0" * (MAX_MESSAGE_BYTES - len(encode(OUTPUT)) + 1),  # over the size limit
     output_wire(commit="x" * MAX_TEXT_CHARS, aux="a" * 100),
-    msgpack.packb({"v": 2, "t": "output", "request_id": 1, "consumed": True, "commit": "x" * MAX_TEXT_CHARS,
-                   "preedit": {"segments": [], "cursor": 0}, "candidates": {
-                       "items": [{"text": "字" * 1024, "annotation": ""}] * MAX_CANDIDATES, "cursor": 0,
-                       "page_size": 1, "labels": "1"}, "aux": "", "mode": "direct",
-                   "delete_surrounding": None}),  # valid fields, but over MAX_MESSAGE_BYTES
-    encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\x01"), encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\x03"),
+    msgpack.packb(
+        {
+            "v": 2,
+            "t": "output",
+            "request_id": 1,
+            "consumed": True,
+            "commit": "x" * MAX_TEXT_CHARS,
+            "preedit": {"segments": [], "cursor": 0},
+            "candidates": {
+                "items": [{"text": "字" * 1024, "annotation": ""}] * MAX_CANDIDATES,
+                "cursor": 0,
+                "page_size": 1,
+                "labels": "1",
+            },
+            "aux": "",
+            "mode": "direct",
+            "delete_surrounding": None,
+        }
+    ),  # valid fields, but over MAX_MESSAGE_BYTES
+    encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\x01"),
+    encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\x03"),
     encode(OUTPUT).replace(b"\xa1v\x02", b"\xa1v\xc3"),  # version 1, 3, true
-    encode(OUTPUT).replace(b"\xa6output", b"\xa6status"), encode(OUTPUT).replace(b"\xa6output", b"\xa6Output"),
+    encode(OUTPUT).replace(b"\xa6output", b"\xa6status"),
+    encode(OUTPUT).replace(b"\xa6output", b"\xa6Output"),
     encode(KeyEvent(1, 2, 3, 4)),  # another message
-    output_wire(request_id=REQUEST_ID_MAX), output_wire(request_id=REQUEST_ID_MAX + 1), output_wire(request_id=-1),
-    output_wire(request_id=2**64 - 1), output_wire(request_id=1.0), output_wire(consumed=1), output_wire(consumed=None),
-    output_wire(mode="romaji"), output_wire(mode=""), output_wire(mode="hiragana\x00"), output_wire(mode=b"hiragana"),
-    output_wire(commit="a\x00b"), output_wire(commit=b"bytes"), output_wire(aux="a" * (MAX_SHORT_TEXT_CHARS + 1)),
-    output_wire(commit=NON_BMP[0] * MAX_TEXT_CHARS), output_wire(commit=NON_BMP[0] * (MAX_TEXT_CHARS + 1)),
-    output_wire(extra=0), output_wire(**{"v": 2, "": 0}), output_wire(candidates=None, delete_surrounding=None),
-    output_wire(candidates=[]), output_wire(preedit=None), output_wire(delete_surrounding={"before": 0, "after": 0}),
+    output_wire(request_id=REQUEST_ID_MAX),
+    output_wire(request_id=REQUEST_ID_MAX + 1),
+    output_wire(request_id=-1),
+    output_wire(request_id=2**64 - 1),
+    output_wire(request_id=1.0),
+    output_wire(consumed=1),
+    output_wire(consumed=None),
+    output_wire(mode="romaji"),
+    output_wire(mode=""),
+    output_wire(mode="hiragana\x00"),
+    output_wire(mode=b"hiragana"),
+    output_wire(commit="a\x00b"),
+    output_wire(commit=b"bytes"),
+    output_wire(aux="a" * (MAX_SHORT_TEXT_CHARS + 1)),
+    output_wire(commit=NON_BMP[0] * MAX_TEXT_CHARS),
+    output_wire(commit=NON_BMP[0] * (MAX_TEXT_CHARS + 1)),
+    output_wire(extra=0),
+    output_wire(**{"v": 2, "": 0}),
+    output_wire(candidates=None, delete_surrounding=None),
+    output_wire(candidates=[]),
+    output_wire(preedit=None),
+    output_wire(delete_surrounding={"before": 0, "after": 0}),
     output_wire(delete_surrounding={"before": MAX_TEXT_CHARS + 1, "after": 0}),
     output_wire(delete_surrounding={"before": 0, "after": MAX_TEXT_CHARS}),
-    output_wire(delete_surrounding={"before": 1}), output_wire(delete_surrounding={"before": 1, "after": 0, "x": 0}),
-    patched_output(("preedit", "cursor"), 4), patched_output(("preedit", "cursor"), 5),
+    output_wire(delete_surrounding={"before": 1}),
+    output_wire(delete_surrounding={"before": 1, "after": 0, "x": 0}),
+    patched_output(("preedit", "cursor"), 4),
+    patched_output(("preedit", "cursor"), 5),
     patched_output(("preedit", "segments", 1, "style"), "highlight"),  # two segments being converted
-    patched_output(("preedit", "segments", 1, "style"), "bold"), patched_output(("preedit", "segments", 1), "は"),
-    patched_output(("preedit", "segments"), [{"text": "x" * MAX_TEXT_CHARS, "style": "none"},
-                                             {"text": "y", "style": "none"}]),  # too much text in all
+    patched_output(("preedit", "segments", 1, "style"), "bold"),
+    patched_output(("preedit", "segments", 1), "は"),
+    patched_output(
+        ("preedit", "segments"), [{"text": "x" * MAX_TEXT_CHARS, "style": "none"}, {"text": "y", "style": "none"}]
+    ),  # too much text in all
     patched_output(("preedit", "segments"), [{"text": "", "style": "none"}] * (MAX_SEGMENTS + 1)),
-    patched_output(("candidates", "cursor"), 2), patched_output(("candidates", "cursor"), 3),
-    patched_output(("candidates", "items"), []), patched_output(("candidates", "labels"), "123"),
-    patched_output(("candidates", "labels"), "1"), patched_output(("candidates", "labels"), NON_BMP),
+    patched_output(("candidates", "cursor"), 2),
+    patched_output(("candidates", "cursor"), 3),
+    patched_output(("candidates", "items"), []),
+    patched_output(("candidates", "labels"), "123"),
+    patched_output(("candidates", "labels"), "1"),
+    patched_output(("candidates", "labels"), NON_BMP),
     patched_output(("candidates", "page_size"), 0),
-    patched(dataclasses.replace(OUTPUT, candidates=CandidateWindow(WINDOW.items, 0, MAX_PAGE_SIZE,
-                                                                    "x" * MAX_PAGE_SIZE)),
-            ("candidates", "page_size"), MAX_PAGE_SIZE + 1),
+    patched(
+        dataclasses.replace(OUTPUT, candidates=CandidateWindow(WINDOW.items, 0, MAX_PAGE_SIZE, "x" * MAX_PAGE_SIZE)),
+        ("candidates", "page_size"),
+        MAX_PAGE_SIZE + 1,
+    ),
     patched_output(("candidates", "items"), [{"text": "x", "annotation": ""}] * (MAX_CANDIDATES + 1)),
     patched_output(("candidates", "items", 0), {"text": "x"}),
     patched_output(("candidates", "items", 0, "annotation"), None),
@@ -349,6 +515,7 @@ def test_random_bytes_are_refused_without_a_crash(codec, data):
 
 # --- The addon's constants ----------------------------------------------------------------------------
 
+
 def cpp_constant(name: str) -> int:
     found = re.search(rf"constexpr \w+ {name} = ([^;]+);", HEADER)
     assert found is not None, name
@@ -356,10 +523,28 @@ def cpp_constant(name: str) -> int:
     return eval(re.sub(r"(\d+)u(ll)?\b", r"\1", expression))  # C integer literals, as Python reads them
 
 
-@pytest.mark.parametrize("name", ["REQUEST_ID_MAX", "MAX_MESSAGE_BYTES", "MAX_TEXT_CHARS", "MAX_CANDIDATE_CHARS",
-                                  "MAX_ANNOTATION_CHARS", "MAX_SHORT_TEXT_CHARS", "MAX_CANDIDATES", "MAX_SEGMENTS",
-                                  "MAX_PAGE_SIZE", "SHIFT_MASK", "LOCK_MASK", "CONTROL_MASK", "ALT_MASK",
-                                  "NUM_LOCK_MASK", "SUPER_MASK", "HYPER_MASK", "META_MASK"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "REQUEST_ID_MAX",
+        "MAX_MESSAGE_BYTES",
+        "MAX_TEXT_CHARS",
+        "MAX_CANDIDATE_CHARS",
+        "MAX_ANNOTATION_CHARS",
+        "MAX_SHORT_TEXT_CHARS",
+        "MAX_CANDIDATES",
+        "MAX_SEGMENTS",
+        "MAX_PAGE_SIZE",
+        "SHIFT_MASK",
+        "LOCK_MASK",
+        "CONTROL_MASK",
+        "ALT_MASK",
+        "NUM_LOCK_MASK",
+        "SUPER_MASK",
+        "HYPER_MASK",
+        "META_MASK",
+    ],
+)
 def test_the_addons_limits_and_masks_are_ime_protocols(name):
     assert cpp_constant(name) == getattr(ime_protocol, name)
 
@@ -370,5 +555,6 @@ def test_the_addons_enums_are_ime_protocols():
     assert [snake_case(name) for name in cpp_enum("SegmentStyle")] == [style.value for style in SegmentStyle]
     # fcitx has no PIN field: everything else it can tell, the addon sends.
     assert {snake_case(name) for name in cpp_enum("InputPurpose")} == {p.value for p in InputPurpose} - {"pin"}
-    assert re.search(r"PROTOCOL_VERSION = (\d+);", (ADDON_SOURCE / "src" / "protocol.cpp").read_text()).group(1) \
-        == str(ime_protocol.PROTOCOL_VERSION)
+    assert re.search(r"PROTOCOL_VERSION = (\d+);", (ADDON_SOURCE / "src" / "protocol.cpp").read_text()).group(1) == str(
+        ime_protocol.PROTOCOL_VERSION
+    )

@@ -7,6 +7,7 @@ inside fcitx in-process, through fcitx's test frontend (the build's tsuzuri-addo
 Needs Debian's fcitx5, fcitx5-modules, libfcitx5core-dev, libfcitx5utils-dev, libmsgpack-dev, cmake,
 g++ and pkg-config, and fcitx5-modules-dev for the in-process route; skips without them.
 """
+
 import asyncio
 import os
 import shutil
@@ -110,16 +111,26 @@ def running_fcitx(addon_build: Path | None, root: Path, display: dict[str, str] 
     if display and "WAYLAND_DISPLAY" in display:
         addons += ["wayland", "waylandim"]
     with activating_bus(root, root / "services") as address:
-        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": str(root),
-               "XDG_DATA_HOME": str(root / ".local" / "share"), "XDG_CONFIG_HOME": str(root / "config"),
-               "XDG_RUNTIME_DIR": str(root), "FCITX_ADDON_DIRS": f"{root / '.local/lib/fcitx5'}:{fcitx_addon_dir()}"}
+        env = {
+            **os.environ,
+            "DBUS_SESSION_BUS_ADDRESS": address,
+            "HOME": str(root),
+            "XDG_DATA_HOME": str(root / ".local" / "share"),
+            "XDG_CONFIG_HOME": str(root / "config"),
+            "XDG_RUNTIME_DIR": str(root),
+            "FCITX_ADDON_DIRS": f"{root / '.local/lib/fcitx5'}:{fcitx_addon_dir()}",
+        }
         env.pop("DISPLAY", None)
         env.pop("WAYLAND_DISPLAY", None)
         env.update(display or {})
         log_path = root / "fcitx5.log"
         with open(log_path, "w") as log:
-            fcitx = subprocess.Popen(["fcitx5", "--disable=all", f"--enable={','.join(addons)}"],
-                                     env=env, stdout=log, stderr=subprocess.STDOUT)
+            fcitx = subprocess.Popen(
+                ["fcitx5", "--disable=all", f"--enable={','.join(addons)}"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
             try:
                 wait_for_name(address, FCITX, fcitx, log_path)
                 yield address
@@ -130,9 +141,22 @@ def running_fcitx(addon_build: Path | None, root: Path, display: dict[str, str] 
 
 def wait_for_name(address: str, name: str, process: subprocess.Popen, log_path: Path) -> None:
     deadline = time.monotonic() + 20
-    while subprocess.run(["dbus-send", f"--bus={address}", "--print-reply", "--dest=org.freedesktop.DBus", "/",
-                          "org.freedesktop.DBus.NameHasOwner", f"string:{name}"],
-                         capture_output=True, text=True).stdout.find("true") < 0:
+    while (
+        subprocess.run(
+            [
+                "dbus-send",
+                f"--bus={address}",
+                "--print-reply",
+                "--dest=org.freedesktop.DBus",
+                "/",
+                "org.freedesktop.DBus.NameHasOwner",
+                f"string:{name}",
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout.find("true")
+        < 0
+    ):
         if process.poll() is not None or time.monotonic() > deadline:
             pytest.fail(f"{name} did not come up: {log_path.read_text()}")
         time.sleep(0.1)
@@ -151,11 +175,24 @@ class Application:
     @classmethod
     async def open(cls, address: str, capabilities: int = CAPABILITIES) -> "Application":
         bus = await MessageBus(bus_address=address).connect()
-        reply = await call(bus, "/org/freedesktop/portal/inputmethod", "org.fcitx.Fcitx.InputMethod1",
-                           "CreateInputContext", "a(ss)", [[["program", "tsuzuri-test"]]])
+        reply = await call(
+            bus,
+            "/org/freedesktop/portal/inputmethod",
+            "org.fcitx.Fcitx.InputMethod1",
+            "CreateInputContext",
+            "a(ss)",
+            [[["program", "tsuzuri-test"]]],
+        )
         app = cls(bus, reply.body[0])
-        await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
-                   [f"type='signal',path='{app.path}'"], destination="org.freedesktop.DBus")
+        await call(
+            bus,
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "AddMatch",
+            "s",
+            [f"type='signal',path='{app.path}'"],
+            destination="org.freedesktop.DBus",
+        )
         await app.call("SetCapability", "t", [capabilities])
         await app.call("FocusIn")
         await call(bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetCurrentIM", "s", ["tsuzuri"])
@@ -207,12 +244,28 @@ class Application:
             self.events.append(("candidates", [text for _, text in candidates], index, has_prev, has_next))
 
 
-async def call(bus: MessageBus, path: str, interface: str, member: str, signature: str = "", body: list | None = None,
-               destination: str = FCITX, autostart: bool = False) -> Message:
+async def call(
+    bus: MessageBus,
+    path: str,
+    interface: str,
+    member: str,
+    signature: str = "",
+    body: list | None = None,
+    destination: str = FCITX,
+    autostart: bool = False,
+) -> Message:
     # NO_AUTOSTART unless asked: a bus that activates services must not start a second fcitx5.
-    reply = await bus.call(Message(destination=destination, path=path, interface=interface, member=member,
-                                   signature=signature, body=body or [],
-                                   flags=MessageFlag.NONE if autostart else MessageFlag.NO_AUTOSTART))
+    reply = await bus.call(
+        Message(
+            destination=destination,
+            path=path,
+            interface=interface,
+            member=member,
+            signature=signature,
+            body=body or [],
+            flags=MessageFlag.NONE if autostart else MessageFlag.NO_AUTOSTART,
+        )
+    )
     assert reply.message_type == MessageType.METHOD_RETURN, (member, reply.body)
     return reply
 
@@ -263,11 +316,15 @@ async def test_the_settings_page_shows_and_changes_the_daemons_configuration(fci
         values = shown.value
         assert (values["conversion.live"].value, values["input.punctuation"].value) == ("False", "、。")
         assert [key.value for key in values["keys.toggle_input"].value.values()] == [
-            "Zenkaku_Hankaku", "Kanji", "Control+space"]  # the daemon's ctrl+space, in fcitx's words
+            "Zenkaku_Hankaku",
+            "Kanji",
+            "Control+space",
+        ]  # the daemon's ctrl+space, in fcitx's words
 
         changed = {**values, "conversion.live": Variant("s", "True"), "input.punctuation": Variant("s", "，．")}
-        await call(app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetConfig", "sv",
-                   [page, Variant("a{sv}", changed)])
+        await call(
+            app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetConfig", "sv", [page, Variant("a{sv}", changed)]
+        )
         text = config.read_text(encoding="utf-8")
         assert "\nlive = true\n" in text and '\npunctuation = "，．"\n' in text
         assert '\ntoggle_input = ["Zenkaku_Hankaku", "Kanji", "ctrl+space"]\n' in text  # not changed: not written
@@ -331,8 +388,13 @@ def test_the_addon_commits_inside_fcitx_through_its_test_frontend(addon_build, t
     if not program.exists():  # cmake builds it only where the test frontend's headers are
         pytest.skip("fcitx5's test frontend headers are not installed (Debian package fcitx5-modules-dev)")
     with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL):
-        done = subprocess.run([str(program)], env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [str(program)],
+            env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -351,8 +413,10 @@ async def test_keystroke_to_preedit_latency(fcitx_bus, app, tmp_path):
             through_fcitx.append((time.perf_counter() - start) * 1000)
         direct = await daemon_round_trips(fcitx_bus, keys)
     p50_fcitx, p50_direct = statistics.median(through_fcitx), statistics.median(direct)
-    print(f"\nkeystroke -> preedit p50: {p50_fcitx:.2f} ms via fcitx5 + addon + daemon; "
-          f"{p50_direct:.2f} ms straight to the daemon; the fcitx5 path adds {p50_fcitx - p50_direct:.2f} ms")
+    print(
+        f"\nkeystroke -> preedit p50: {p50_fcitx:.2f} ms via fcitx5 + addon + daemon; "
+        f"{p50_direct:.2f} ms straight to the daemon; the fcitx5 path adds {p50_fcitx - p50_direct:.2f} ms"
+    )
     assert p50_fcitx < 100
 
 
@@ -360,14 +424,22 @@ async def daemon_round_trips(address: str, keys: list[str]) -> list[float]:
     """Milliseconds per key sent straight to a new daemon session, as the addon sends it."""
     from ime_protocol import KeyEvent, encode
     from ime_protocol.dbus_names import BUS_NAME, ROOT_INTERFACE, ROOT_PATH, SESSION_INTERFACE
+
     bus = await MessageBus(bus_address=address).connect()
     try:
         session = await call(bus, ROOT_PATH, ROOT_INTERFACE, "CreateSession", destination=BUS_NAME)
         timings = []
         for request_id, key in enumerate(keys, 1):
             start = time.perf_counter()
-            await call(bus, session.body[0], SESSION_INTERFACE, "Send", "ay",
-                       [encode(KeyEvent(ord(key), 0, 0, request_id))], destination=BUS_NAME)
+            await call(
+                bus,
+                session.body[0],
+                SESSION_INTERFACE,
+                "Send",
+                "ay",
+                [encode(KeyEvent(ord(key), 0, 0, request_id))],
+                destination=BUS_NAME,
+            )
             timings.append((time.perf_counter() - start) * 1000)
         return timings
     finally:
@@ -399,6 +471,7 @@ async def test_switching_to_another_input_method_commits_the_composition(fcitx_b
 
 async def test_no_key_is_lost_while_the_bus_restarts_a_killed_daemon(fcitx_bus, fcitx_root, app, tmp_path):
     from ime_protocol.dbus_names import BUS_NAME, ROOT_INTERFACE, ROOT_PATH
+
     bus = app.bus
     # Started later than a key may wait for its answer: the key must wait for the new daemon, not vanish.
     service = write_daemon_activation(fcitx_root / "services", fcitx_bus, tmp_path, NO_MODEL, delay_s=0.6)
@@ -406,19 +479,36 @@ async def test_no_key_is_lost_while_the_bus_restarts_a_killed_daemon(fcitx_bus, 
 
     async def activate_and_find_daemon() -> int:
         await call(bus, ROOT_PATH, ROOT_INTERFACE, "GetStatus", destination=BUS_NAME, autostart=True)
-        reply = await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-                           "s", [BUS_NAME], destination="org.freedesktop.DBus")
+        reply = await call(
+            bus,
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "GetConnectionUnixProcessID",
+            "s",
+            [BUS_NAME],
+            destination="org.freedesktop.DBus",
+        )
         daemons.append(reply.body[0])
         return reply.body[0]
 
     try:
-        await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig",
-                   destination="org.freedesktop.DBus")
+        await call(
+            bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig", destination="org.freedesktop.DBus"
+        )
         first = await activate_and_find_daemon()
         assert await app.type(*"kyouha") == [True] * 6
         os.kill(first, signal.SIGKILL)
-        while (await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", [BUS_NAME],
-                          destination="org.freedesktop.DBus")).body[0]:
+        while (
+            await call(
+                bus,
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus",
+                "NameHasOwner",
+                "s",
+                [BUS_NAME],
+                destination="org.freedesktop.DBus",
+            )
+        ).body[0]:
             await asyncio.sleep(0.02)
         # The next key finds the session gone, activates a new daemon and replays the composition into it.
         assert await app.type(*"iitenki") == [True] * 7
@@ -430,8 +520,9 @@ async def test_no_key_is_lost_while_the_bus_restarts_a_killed_daemon(fcitx_bus, 
         await activate_and_find_daemon()
     finally:
         service.unlink()
-        await call(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig",
-                   destination="org.freedesktop.DBus")
+        await call(
+            bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig", destination="org.freedesktop.DBus"
+        )
         for pid in daemons:
             try:
                 os.kill(pid, signal.SIGTERM)

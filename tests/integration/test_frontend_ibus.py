@@ -4,6 +4,7 @@ component file install.py writes; frontends/ibus/driver.py types into an IBus in
 
 Needs Debian's ibus, gir1.2-ibus-1.0, python3-gi and python3-msgpack; skips without them.
 """
+
 import json
 import os
 import shlex
@@ -30,8 +31,11 @@ def missing_requirement() -> str | None:
         return "ibus-daemon is not installed (Debian package ibus)"
     if not SYSTEM_PYTHON.exists():
         return f"{SYSTEM_PYTHON} is missing"
-    probe = subprocess.run([str(SYSTEM_PYTHON), "-c", "import gi, msgpack; gi.require_version('IBus', '1.0')"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(SYSTEM_PYTHON), "-c", "import gi, msgpack; gi.require_version('IBus', '1.0')"],
+        capture_output=True,
+        text=True,
+    )
     if probe.returncode != 0:
         return f"{SYSTEM_PYTHON} lacks python3-gi, gir1.2-ibus-1.0 or python3-msgpack"
     return None
@@ -43,7 +47,9 @@ def test_install_names_the_interpreter_and_engine_by_absolute_path(tmp_path):
     assert shlex.split(component.findtext("exec")) == [str(SYSTEM_PYTHON), str(ENGINE_SCRIPT)]
     assert component.findtext("engines/engine/name") == ENGINE_NAME
     assert shlex.split(component.findtext("engines/engine/setup")) == [
-        str(SYSTEM_PYTHON), str(ENGINE_SCRIPT.with_name("preferences.py"))]
+        str(SYSTEM_PYTHON),
+        str(ENGINE_SCRIPT.with_name("preferences.py")),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -61,13 +67,31 @@ def ibus_env(tmp_path_factory):
 def running_ibus(address: str, root: Path, component_dir: Path):
     """ibus-daemon on the bus at `address`, with the engines of `component_dir` and IBus's own; yields the
     environment its clients need. Fails the test if an engine wrote a traceback."""
-    env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_CONFIG_HOME": str(root / "config"),
-           "XDG_CACHE_HOME": str(root / "cache"), "IBUS_COMPONENT_PATH": f"{component_dir}:{SYSTEM_COMPONENTS}"}
+    env = {
+        **os.environ,
+        "DBUS_SESSION_BUS_ADDRESS": address,
+        "XDG_CONFIG_HOME": str(root / "config"),
+        "XDG_CACHE_HOME": str(root / "cache"),
+        "IBUS_COMPONENT_PATH": f"{component_dir}:{SYSTEM_COMPONENTS}",
+    }
     env.pop("IBUS_ADDRESS", None)
     log = open(root / "ibus-daemon.log", "w")
-    ibus = subprocess.Popen(["ibus-daemon", "--xim=false", "--panel=disable", "--emoji-extension=disable",
-                             "--config=disable", "--cache=none", "--single", "--replace", "--verbose"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    ibus = subprocess.Popen(
+        [
+            "ibus-daemon",
+            "--xim=false",
+            "--panel=disable",
+            "--emoji-extension=disable",
+            "--config=disable",
+            "--cache=none",
+            "--single",
+            "--replace",
+            "--verbose",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         for _ in range(100):
             found = subprocess.run(["ibus", "address"], env=env, capture_output=True, text=True)
@@ -89,8 +113,13 @@ class Driver:
     """frontends/ibus/driver.py in a child process, one JSON command and answer at a time."""
 
     def __init__(self, env: dict):
-        self.process = subprocess.Popen([str(SYSTEM_PYTHON), str(DRIVER), ENGINE_NAME], env=env, text=True,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            [str(SYSTEM_PYTHON), str(DRIVER), ENGINE_NAME],
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         self.stdin, self.stdout = pipe(self.process.stdin), pipe(self.process.stdout)
         assert json.loads(self.stdout.readline()) == {"ready": True}
 
@@ -206,8 +235,10 @@ def test_keystroke_to_preedit_latency(ibus_env, tmp_path):
         direct = ime.run(daemon_rtt=keys)["latency_ms"]
     assert None not in through_ibus
     p50_ibus, p50_direct = statistics.median(through_ibus), statistics.median(direct)
-    print(f"\nkeystroke -> preedit p50: {p50_ibus:.2f} ms via IBus + shim + daemon; "
-          f"{p50_direct:.2f} ms straight to the daemon; the IBus path adds {p50_ibus - p50_direct:.2f} ms")
+    print(
+        f"\nkeystroke -> preedit p50: {p50_ibus:.2f} ms via IBus + shim + daemon; "
+        f"{p50_direct:.2f} ms straight to the daemon; the IBus path adds {p50_ibus - p50_direct:.2f} ms"
+    )
     assert p50_ibus < 100
 
 
@@ -313,10 +344,16 @@ print(json.dumps(dialog.status.get_text()))
 
 def test_the_preferences_dialog_shows_and_changes_the_daemons_settings(ibus_env, tmp_path):
     from tests.real_window import x_display
+
     config = tmp_path / "config" / "tsuzuri" / "config.toml"
     with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL), x_display() as display:
-        done = subprocess.run([str(SYSTEM_PYTHON), "-c", PREFERENCES, str(REPO)], env={**ibus_env, "DISPLAY": display},
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [str(SYSTEM_PYTHON), "-c", PREFERENCES, str(REPO)],
+            env={**ibus_env, "DISPLAY": display},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr  # a handler's error only prints
         shown, status = map(json.loads, done.stdout.splitlines())
         assert shown == [False, "、。", "Zenkaku_Hankaku, Kanji, ctrl+space"]

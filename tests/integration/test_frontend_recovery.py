@@ -7,6 +7,7 @@ ime_protocol/recovery.py lists. A last test checks that the C++ twin's tables ar
 
 Needs Debian's /usr/bin/python3 with python3-gi and what tests/fcitx5_build.py needs; skips without them.
 """
+
 import json
 import os
 import re
@@ -31,12 +32,19 @@ F1 = 0xFFBE  # not consumed by the recording daemon
 @pytest.fixture(scope="module")
 def frontends(tmp_path_factory) -> dict[str, list[str]]:
     """The command line of each frontend's session driver."""
-    probe = subprocess.run([str(SYSTEM_PYTHON), "-c", "from gi.repository import Gio; import msgpack"],
-                           capture_output=True, text=True) if SYSTEM_PYTHON.exists() else None
+    probe = (
+        subprocess.run(
+            [str(SYSTEM_PYTHON), "-c", "from gi.repository import Gio; import msgpack"], capture_output=True, text=True
+        )
+        if SYSTEM_PYTHON.exists()
+        else None
+    )
     if probe is None or probe.returncode != 0:
         pytest.skip(f"{SYSTEM_PYTHON} lacks python3-gi or python3-msgpack")
-    return {"ibus": [str(SYSTEM_PYTHON), str(IBUS_DRIVER)],
-            "fcitx5": [str(build_addon(tmp_path_factory) / "tsuzuri-session-test")]}
+    return {
+        "ibus": [str(SYSTEM_PYTHON), str(IBUS_DRIVER)],
+        "fcitx5": [str(build_addon(tmp_path_factory) / "tsuzuri-session-test")],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +75,13 @@ def run(command: list[str], address: str, root: Path, steps: list[str]) -> tuple
     """Runs `steps` through one frontend's driver; "restart" kills the daemon and starts another. Returns
     the messages each daemon's sessions received, per daemon ([session path, message] pairs), and the answers."""
     root.mkdir()
-    driver = subprocess.Popen(command, env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        command,
+        env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     logs, answers = [root / "daemon-1.log"], []
     daemon = RecordingDaemon(address, logs[0], slow=True)
     try:
@@ -89,8 +102,12 @@ def run(command: list[str], address: str, root: Path, steps: list[str]) -> tuple
     received = []
     for log in logs:
         lines = log.read_text().splitlines() if log.exists() else []
-        received.append([[entry["session"], decode(bytes.fromhex(entry["message"]), FRONTEND_MESSAGES)]
-                         for entry in map(json.loads, lines)])
+        received.append(
+            [
+                [entry["session"], decode(bytes.fromhex(entry["message"]), FRONTEND_MESSAGES)]
+                for entry in map(json.loads, lines)
+            ]
+        )
     return received, answers
 
 
@@ -120,26 +137,63 @@ def typed(text: str, first_id: int = 1) -> list[KeyEvent]:
 
 
 def test_the_field_state_comes_first_in_the_tables_order_then_the_composition(frontends, bus, tmp_path):
-    steps = ["focus_in free_form", "mode katakana", surrounding("今日は", 3), "focus_in free_form",
-             key("a", 1), key("b", 2), surrounding("今日はab", 5), key("c", 3), "restart", key("d", 4)]
-    expected = [FocusIn(InputPurpose.FREE_FORM), SurroundingText("今日はab", 5, 5), SetInputMode("katakana"),
-                *typed("abcd")]
+    steps = [
+        "focus_in free_form",
+        "mode katakana",
+        surrounding("今日は", 3),
+        "focus_in free_form",
+        key("a", 1),
+        key("b", 2),
+        surrounding("今日はab", 5),
+        key("c", 3),
+        "restart",
+        key("d", 4),
+    ]
+    expected = [
+        FocusIn(InputPurpose.FREE_FORM),
+        SurroundingText("今日はab", 5, 5),
+        SetInputMode("katakana"),
+        *typed("abcd"),
+    ]
     assert tuple(map(type, expected[:3])) == FIELD_STATE_MESSAGES  # not the order they were first sent in
     assert replayed(frontends, bus, tmp_path, steps) == expected
 
 
 def test_an_ended_composition_and_keys_the_application_had_are_not_replayed(frontends, bus, tmp_path):
-    steps = ["focus_in free_form", key("a", 1), "reset", key("b", 2), f"key {0xFF0D} 3 {KEY_TIMEOUT_MS}",
-             key("c", 4), "focus_out", key("d", 5), f"key {F1} 6 {KEY_TIMEOUT_MS}", key("e", 7), "discard",
-             key("f", 8), "restart", key("g", 9)]
+    steps = [
+        "focus_in free_form",
+        key("a", 1),
+        "reset",
+        key("b", 2),
+        f"key {0xFF0D} 3 {KEY_TIMEOUT_MS}",
+        key("c", 4),
+        "focus_out",
+        key("d", 5),
+        f"key {F1} 6 {KEY_TIMEOUT_MS}",
+        key("e", 7),
+        "discard",
+        key("f", 8),
+        "restart",
+        key("g", 9),
+    ]
     assert replayed(frontends, bus, tmp_path, steps) == [
-        FocusIn(InputPurpose.FREE_FORM), *(KeyEvent(ord(character), 0, 0, request_id)
-                                           for character, request_id in (("f", 8), ("g", 9)))]
+        FocusIn(InputPurpose.FREE_FORM),
+        *(KeyEvent(ord(character), 0, 0, request_id) for character, request_id in (("f", 8), ("g", 9))),
+    ]
 
 
 def test_nothing_typed_into_a_password_field_is_replayed(frontends, bus, tmp_path):
-    steps = ["focus_in password", key("a", 1), key("b", 2), "restart", key("c", 3), "focus_in free_form",
-             key("x", 4), "restart", key("y", 5)]
+    steps = [
+        "focus_in password",
+        key("a", 1),
+        key("b", 2),
+        "restart",
+        key("c", 3),
+        "focus_in free_form",
+        key("x", 4),
+        "restart",
+        key("y", 5),
+    ]
     assert replayed(frontends, bus, tmp_path, steps) == [FocusIn(InputPurpose.FREE_FORM), *typed("xy", 4)]
 
 
@@ -154,10 +208,15 @@ def test_a_key_whose_answer_never_came_is_replayed(frontends, bus, tmp_path):
 
 
 def test_at_most_max_replayed_keys_are_replayed(frontends, bus, tmp_path):
-    steps = [*(key("a", request_id) for request_id in range(1, MAX_REPLAYED_KEYS + 2)),
-             "restart", key("b", MAX_REPLAYED_KEYS + 2)]
+    steps = [
+        *(key("a", request_id) for request_id in range(1, MAX_REPLAYED_KEYS + 2)),
+        "restart",
+        key("b", MAX_REPLAYED_KEYS + 2),
+    ]
     assert replayed(frontends, bus, tmp_path, steps) == [
-        *typed("a" * MAX_REPLAYED_KEYS), KeyEvent(ord("b"), 0, 0, MAX_REPLAYED_KEYS + 2)]
+        *typed("a" * MAX_REPLAYED_KEYS),
+        KeyEvent(ord("b"), 0, 0, MAX_REPLAYED_KEYS + 2),
+    ]
 
 
 def test_the_addons_replay_tables_are_ime_protocols():
@@ -167,6 +226,7 @@ def test_the_addons_replay_tables_are_ime_protocols():
         found = re.search(rf"{name}\[\] = \{{([^}}]*)\}}", source)
         assert found is not None, name
         return tuple(re.findall(r"RequestKind::(\w+)", found.group(1)))
+
     assert kinds("FIELD_STATE_KINDS") == tuple(message.__name__ for message in FIELD_STATE_MESSAGES)
     assert kinds("COMPOSITION_ENDING_KINDS") == tuple(message.__name__ for message in COMPOSITION_ENDING_MESSAGES)
     assert re.search(r"MAX_REPLAYED_KEYS = (\d+);", source).group(1) == str(MAX_REPLAYED_KEYS)
@@ -176,15 +236,26 @@ def test_both_frontends_take_only_the_daemons_answers(frontends, tmp_path):
     """A program of the user answers every call first (tests/forging_spy.py): no frontend draws what it says."""
     from tests.dbus_fixtures import running_daemon
     from tests.forging_spy import FORGED_TEXT
+
     forged_hex = FORGED_TEXT.encode().hex()
     with private_bus() as address, running_daemon(address, tmp_path, "/nonexistent/model.gguf"):
-        spy = subprocess.Popen([sys.executable, "-m", "tests.forging_spy", "--bus", address], cwd=REPO,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        spy = subprocess.Popen(
+            [sys.executable, "-m", "tests.forging_spy", "--bus", address],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert pipe(spy.stdout).readline().strip() == "ready"
         try:
             for name, command in frontends.items():
-                driver = subprocess.Popen(command, env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                driver = subprocess.Popen(
+                    command,
+                    env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
                 answers = []
                 for step in ["focus_in free_form", *(key(character, i) for i, character in enumerate("kyou", 1))]:
                     pipe(driver.stdin).write(step + "\n")

@@ -30,9 +30,12 @@ def run_cases(model_path, body: str) -> dict:
 
 
 def test_beam_widths_zero_one_and_past_the_limit(model_path):
-    out = run_cases(model_path, """
+    out = run_cases(
+        model_path,
+        """
 print(json.dumps({str(n): outcome(lambda: engine.convert("かんじ", "", n)) for n in (0, 1, 200, 10**9, -3)}))
-""")
+""",
+    )
     assert out["0"][0] == "error" and "positive integer" in out["0"][1]
     assert out["-3"][0] == "error"
     assert out["1"][0] == "ok"
@@ -41,10 +44,13 @@ print(json.dumps({str(n): outcome(lambda: engine.convert("かんじ", "", n)) fo
 
 
 def test_reading_lengths(model_path):
-    out = run_cases(model_path, """
+    out = run_cases(
+        model_path,
+        """
 cases = {"0": "", "1": "あ", "500": "あいうえお、" * 84, "too_long": "あ" * 5000}
 print(json.dumps({k: outcome(lambda v=v: engine.convert(v, "", 3)) for k, v in cases.items()}))
-""")
+""",
+    )
     assert out["0"] == ["ok", []]
     assert out["1"][0] == "ok" and len(out["1"][1]) <= 3
     assert out["500"][0] == "ok"
@@ -52,12 +58,15 @@ print(json.dumps({k: outcome(lambda v=v: engine.convert(v, "", 3)) for k, v in c
 
 
 def test_strange_characters(model_path):
-    out = run_cases(model_path, """
+    out = run_cases(
+        model_path,
+        """
 cases = {"emoji": "😀🐈‍⬛👍🏽", "controls": "か\\x00\\x07\\x1b[31mな\\x7f", "surrogates": "か\\ud800な\\udfff",
          "non_kana": "abc 123 !?", "markers": "\\uee00\\uee01\\uee02かな", "only_controls": "\\x00\\x01",
          "combining": "か\\u3099\\u0301", "rtl": "\\u202eかな", "huge_codepoints": "\\U0010ffff\\U000e0001"}
 print(json.dumps({k: outcome(lambda v=v: engine.convert(v, v, 4)) for k, v in cases.items()}))
-""")
+""",
+    )
     for name, (kind, texts) in out.items():
         assert kind == "ok", (name, texts)
     assert out["only_controls"] == ["ok", []]
@@ -65,16 +74,21 @@ print(json.dumps({k: outcome(lambda v=v: engine.convert(v, v, 4)) for k, v in ca
 
 
 def test_wrong_argument_types(model_path):
-    out = run_cases(model_path, """
+    out = run_cases(
+        model_path,
+        """
 cases = {"bytes": lambda: engine.convert(b"kana", "", 1), "none_ctx": lambda: engine.convert("か", None, 1),
          "float_n": lambda: engine.convert("か", "", 2.0), "bool_n": lambda: engine.convert("か", "", True)}
 print(json.dumps({k: outcome(f) for k, f in cases.items()}))
-""")
+""",
+    )
     assert all(kind == "error" for kind, _ in out.values()), out
 
 
 def test_concurrent_calls_on_one_session(model_path):
-    out = run_cases(model_path, """
+    out = run_cases(
+        model_path,
+        """
 session = engine.session()
 results, errors = [], []
 def worker(i):
@@ -86,12 +100,15 @@ def worker(i):
 threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
 [t.start() for t in threads]; [t.join() for t in threads]
 print(json.dumps({"results": len(results), "errors": errors}))
-""")
+""",
+    )
     assert out == {"results": 40, "errors": []}
 
 
 def test_native_guards_refuse_out_of_range_arguments(model_path):
-    out = run_cases(model_path, """
+    out = run_cases(
+        model_path,
+        """
 model = engine._loaded.model
 ctx = Context(model, n_ctx=256, n_seq=4, n_batch=16)
 cases = {
@@ -116,7 +133,8 @@ def attempt(f):
     except LlamaError as exc:
         return "refused: " + str(exc)
 print(json.dumps({k: attempt(f) for k, f in cases.items()}))
-""")
+""",
+    )
     assert all(v.startswith("refused") for v in out.values()), out
 
 
@@ -124,8 +142,15 @@ print(json.dumps({k: attempt(f) for k, f in cases.items()}))
 def test_corrupt_model_file_fails_cleanly(model_path, tmp_path, damage):
     data = model_path.read_bytes()
     bad = tmp_path / f"{damage}.gguf"
-    bad.write_bytes({"garbage": b"GGUF" + bytes(range(256)) * 64, "truncated": data[: len(data) // 2],
-                     "header_only": data[:4096], "empty": b"", "wrong_magic": b"GGML" + data[4:]}[damage])
+    bad.write_bytes(
+        {
+            "garbage": b"GGUF" + bytes(range(256)) * 64,
+            "truncated": data[: len(data) // 2],
+            "header_only": data[:4096],
+            "empty": b"",
+            "wrong_magic": b"GGML" + data[4:],
+        }[damage]
+    )
     result = run_isolated(f"""
 from daemon.engine import Engine
 e = Engine()

@@ -25,8 +25,12 @@ def _small_lattice() -> Lattice:
     rng = np.random.default_rng(7)
     connection = rng.integers(-200, 3000, size=(4, 4)).astype(np.int16)
     words = (
-        (_word("きょう", "今日", 1, 1, 3000), _word("きょう", "京", 2, 2, 4000), _word("き", "木", 1, 1, 5000),
-         _word("き", "き", 3, 3, 8000)),
+        (
+            _word("きょう", "今日", 1, 1, 3000),
+            _word("きょう", "京", 2, 2, 4000),
+            _word("き", "木", 1, 1, 5000),
+            _word("き", "き", 3, 3, 8000),
+        ),
         (_word("ょ", "ょ", 3, 3, 8000),),
         (_word("う", "う", 3, 3, 8000), _word("うは", "卯は", 2, 1, 9000)),
         (_word("は", "は", 3, 3, 500), _word("は", "葉", 1, 1, 4500)),
@@ -36,6 +40,7 @@ def _small_lattice() -> Lattice:
 
 def _all_paths(lattice: Lattice, lm, weights: Weights, context: str):
     """Every path by brute force: (score, text, cost, words)."""
+
     def walk(start):
         if start == len(lattice.reading):
             yield []
@@ -43,14 +48,19 @@ def _all_paths(lattice: Lattice, lm, weights: Weights, context: str):
         for word in lattice.words_from[start]:
             for rest in walk(start + len(word.reading)):
                 yield [word] + rest
+
     found = []
     for path in walk(0):
         rights = [0] + [w.right_id for w in path]  # the sentence start, then each word
         lefts = [w.left_id for w in path] + [0]
         cost = sum(int(lattice.connection[r, left]) for r, left in zip(rights, lefts)) + sum(w.cost for w in path)
         text = "".join(w.surface for w in path)
-        score = (weights.cost * cost / 1000 + weights.lm * lm.score([text], context)[0]
-                 + weights.chars * len(text) + weights.morphemes * len(path))
+        score = (
+            weights.cost * cost / 1000
+            + weights.lm * lm.score([text], context)[0]
+            + weights.chars * len(text)
+            + weights.morphemes * len(path)
+        )
         found.append((score, text, cost, len(path)))
     return found
 
@@ -72,15 +82,23 @@ def test_a_narrow_beam_keeps_the_best_path(lm):
     assert best_paths(lattice, lm, WEIGHTS, "", n=1, beam=2) == wide
 
 
-@pytest.mark.parametrize("reading", ["きょうはいいてんきですね", "ここではきものをぬぐ",
-                                     "しぜんげんごしょりのけんきゅう", "わたしはがくせいです。",
-                                     "すもももももももものうち"])
+@pytest.mark.parametrize(
+    "reading",
+    [
+        "きょうはいいてんきですね",
+        "ここではきものをぬぐ",
+        "しぜんげんごしょりのけんきゅう",
+        "わたしはがくせいです。",
+        "すもももももももものうち",
+    ],
+)
 def test_dictionary_cost_alone_is_mecabs_viterbi(reading):
     """With every word and only the dictionary cost, the search's best path is MeCab's best path."""
     dictionary = system_dictionary()
     lm = build(["x"], BuildOptions(order=2, min_char_count=1, cutoffs=(1,)))
-    best = best_paths(dictionary.lattice(reading, None), lm, Weights(cost=-1.0), n=1, beam=100_000,
-                      margin=float("inf"))[0]
+    best = best_paths(
+        dictionary.lattice(reading, None), lm, Weights(cost=-1.0), n=1, beam=100_000, margin=float("inf")
+    )[0]
     mecab = dictionary.convert(reading, 1)[0]
     assert (best.text, best.cost) == (mecab.text, mecab.cost)
 
@@ -106,7 +124,8 @@ def test_lattice_holds_the_cheapest_words_of_each_reading():
     lattice = dictionary.lattice("かんじ", 3)
     whole = [w for w in lattice.words_from[0] if w.reading == "かんじ"]
     assert len(whole) == 3
-    cheapest = sorted((w for w in dictionary.lattice("かんじ", None).words_from[0] if w.reading == "かんじ"),
-                      key=lambda w: w.cost)[:3]
+    cheapest = sorted(
+        (w for w in dictionary.lattice("かんじ", None).words_from[0] if w.reading == "かんじ"), key=lambda w: w.cost
+    )[:3]
     assert sorted(w.cost for w in whole) == [w.cost for w in cheapest]
     assert all(w.unknown for w in (lattice.words_from[i][-1] for i in range(3)))

@@ -6,6 +6,7 @@ another widget, an engine switch, a daemon restart.
 Needs Debian's xvfb, xdotool, python3-gi, gir1.2-gtk-3.0, ibus-gtk3 and fcitx5-frontend-gtk3 besides
 the frameworks' own packages; skips without them.
 """
+
 import asyncio
 import os
 import signal
@@ -34,15 +35,26 @@ def display():
 
 def use_fcitx_input_method(env: dict, input_method: str) -> None:
     """fcitx5's controller switches the field focused last (on the bus of `env`) to `input_method`."""
-    done = subprocess.run(["dbus-send", f"--bus={env['DBUS_SESSION_BUS_ADDRESS']}", "--print-reply",
-                           "--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1.SetCurrentIM",
-                           f"string:{input_method}"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            "dbus-send",
+            f"--bus={env['DBUS_SESSION_BUS_ADDRESS']}",
+            "--print-reply",
+            "--dest=org.fcitx.Fcitx5",
+            "/controller",
+            "org.fcitx.Fcitx.Controller1.SetCurrentIM",
+            f"string:{input_method}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
 
 
 @dataclass
 class Desktop:
     """A GTK window typed into through one framework, with tsuzuri-daemon behind it."""
+
     framework: str  # "ibus" or "fcitx5"
     window: Window
     daemon: subprocess.Popen
@@ -164,9 +176,16 @@ def test_focus_moving_to_another_widget_commits_once_into_the_one_it_left(deskto
 # typed (the toolkit commits its copy before the cursor moves), "click" at the click (GTK 4 resets the input method
 # as the cursor moves and the engine commits the daemon's answer, which arrives after; or the toolkit keeps the
 # composition and the next key commits it at the new cursor). Never lost, never twice.
-CLICK_COMMITS = {("ibus", "gtk3"): "typed", ("ibus", "gtk4"): "click", ("ibus", "qt5"): "typed",
-                 ("ibus", "qt6"): "typed", ("fcitx5", "gtk3"): "click", ("fcitx5", "gtk4"): "click",
-                 ("fcitx5", "qt5"): "click", ("fcitx5", "qt6"): "click"}
+CLICK_COMMITS = {
+    ("ibus", "gtk3"): "typed",
+    ("ibus", "gtk4"): "click",
+    ("ibus", "qt5"): "typed",
+    ("ibus", "qt6"): "typed",
+    ("fcitx5", "gtk3"): "click",
+    ("fcitx5", "gtk4"): "click",
+    ("fcitx5", "qt5"): "click",
+    ("fcitx5", "qt6"): "click",
+}
 
 
 def test_a_click_inside_the_field_loses_nothing_and_typing_goes_on_at_the_click(desktop):
@@ -227,10 +246,11 @@ def test_focus_moving_to_another_application_commits_once_into_the_field_it_left
     """`other_window_first`: the application is stopped while the other one takes the focus and types;
     `framework_hears_the_other_first`: see headless_field."""
     window = desktop.window
-    if (order == "framework_hears_the_other_first" and desktop.framework == "ibus"
-            and window.toolkit.startswith("gtk")):
-        pytest.xfail("IBus 1.5.27 clears a GTK field's preedit without a commit when another field takes its "
-                     "engine first, and the engine cannot tell whether the field had committed it")
+    if order == "framework_hears_the_other_first" and desktop.framework == "ibus" and window.toolkit.startswith("gtk"):
+        pytest.xfail(
+            "IBus 1.5.27 clears a GTK field's preedit without a commit when another field takes its "
+            "engine first, and the engine cannot tell whether the field had committed it"
+        )
     other = Window(window.env, "gtk3", title="tsuzuri other")
     try:
         window.focus_window()
@@ -302,8 +322,14 @@ def test_keys_typed_while_the_daemon_is_gone_follow_the_composition(desktop, tmp
 def activated_daemon(service_dir: Path, address: str, home: Path):
     """The bus may activate tsuzuri-daemon (0.6 s late) while this lasts."""
     service = write_daemon_activation(service_dir, address, home, NO_MODEL, delay_s=0.6)
-    reload = ["dbus-send", f"--bus={address}", "--print-reply", "--dest=org.freedesktop.DBus",
-              "/org/freedesktop/DBus", "org.freedesktop.DBus.ReloadConfig"]
+    reload = [
+        "dbus-send",
+        f"--bus={address}",
+        "--print-reply",
+        "--dest=org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.ReloadConfig",
+    ]
     try:
         subprocess.run(reload, check=True, capture_output=True)
         yield
@@ -311,7 +337,6 @@ def activated_daemon(service_dir: Path, address: str, home: Path):
         service.unlink()
         subprocess.run(reload, capture_output=True)
         subprocess.run(["pkill", "-f", f"daemon.server --bus {address}"], capture_output=True)
-
 
 
 def wait_until_the_daemon_reconverts(address: str) -> None:
@@ -326,6 +351,7 @@ def wait_until_the_daemon_reconverts(address: str) -> None:
             await session.close()
         finally:
             bus.disconnect()
+
     asyncio.run(wait())
 
 
@@ -356,16 +382,23 @@ def choose_the_next_candidate(window: Window, widget: str, shown: str) -> str:
 # handler reports the cursor alone, under IBus's and fcitx5's GTK 3 modules alike), so in an entry the
 # reconversion key takes the text before the cursor: a selection made with the cursor at its end.
 
-@pytest.mark.parametrize("widget, select, selected, kept", [
-    ("textview", ("shift+Home",), "今日はいい天気", ""),  # the issue's case; the cursor at the selection's start
-    ("textview", ("shift+Left", "shift+Left"), "天気", "今日はいい"),  # part of the text
-    ("entry", ("Home", "shift+End"), "今日はいい天気", ""),  # an entry: the cursor at the selection's end
-], ids=["textview", "textview-part", "entry"])
+
+@pytest.mark.parametrize(
+    "widget, select, selected, kept",
+    [
+        ("textview", ("shift+Home",), "今日はいい天気", ""),  # the issue's case; the cursor at the selection's start
+        ("textview", ("shift+Left", "shift+Left"), "天気", "今日はいい"),  # part of the text
+        ("entry", ("Home", "shift+End"), "今日はいい天気", ""),  # an entry: the cursor at the selection's end
+    ],
+    ids=["textview", "textview-part", "entry"],
+)
 def test_reconverting_a_selection_replaces_it_with_the_chosen_candidate(desktop, widget, select, selected, kept):
     window = desktop.window
     if (desktop.framework, window.toolkit, widget, select) == ("ibus", "gtk4", "textview", ("shift+Left",) * 2):
-        pytest.xfail("GTK 4.8's text view reports a selection's cursor at its other end, and IBus 1.5.27's GTK 4 "
-                     "module passes on no anchor: the daemon is told of no selection and a cursor that is elsewhere")
+        pytest.xfail(
+            "GTK 4.8's text view reports a selection's cursor at its other end, and IBus 1.5.27's GTK 4 "
+            "module passes on no anchor: the daemon is told of no selection and a cursor that is elsewhere"
+        )
     committed_sentence(desktop, widget)
     window.keys(*select, "Henkan")
     # Its reading (きょうはいいてんき, てんき) converts again; what is committed replaces the selection.

@@ -13,8 +13,17 @@ from daemon.session_settings import SessionSettings, romaji_table_of
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 from tests.session_keys import press, type_text
-from ime_protocol import (SHIFT_MASK, CandidateItem, Discard, FocusOut, InputPurpose,
-                          Reset, SegmentStyle, SurroundingDeletion, SurroundingText)
+from ime_protocol import (
+    SHIFT_MASK,
+    CandidateItem,
+    Discard,
+    FocusOut,
+    InputPurpose,
+    Reset,
+    SegmentStyle,
+    SurroundingDeletion,
+    SurroundingText,
+)
 
 
 @pytest.fixture
@@ -24,8 +33,9 @@ def learning(tmp_path):
 
 @pytest.fixture
 def session(tmp_path, learning):
-    converter = Converter(dictionary=system_dictionary(), user_dictionary=UserDictionary(tmp_path / "u.tsv"),
-                          learning=learning)
+    converter = Converter(
+        dictionary=system_dictionary(), user_dictionary=UserDictionary(tmp_path / "u.tsv"), learning=learning
+    )
     system_reader().load()  # as the daemon's warm-up does: reconversion needs the reading index
     return InputSession(converter)
 
@@ -167,6 +177,7 @@ def test_an_unusable_romaji_table_falls_back_to_mozcs(tmp_path, caplog):
 
 # --- Reconversion (再変換) ------------------------------------------------------------------------------------
 
+
 def test_reconversion_of_a_selection_offers_the_candidates_of_its_reading_and_replaces_it(session, learning):
     session.surrounding = SurroundingText("昨日、今日は良い天気。", 3, 10)  # selected leftwards: cursor first
     out = press(session, "Henkan")
@@ -177,7 +188,7 @@ def test_reconversion_of_a_selection_offers_the_candidates_of_its_reading_and_re
     assert session.context == "昨日、"  # what precedes the selection
     out = press(session, "Henkan")  # Henkan goes on as Space would: the candidate window opens
     expected = [c.text for c in session.converter.conversion.candidates("きょうはよいてんき", "昨日、", 20)]
-    assert [item.text for item in out.candidates.items] == expected[:len(out.candidates.items)]
+    assert [item.text for item in out.candidates.items] == expected[: len(out.candidates.items)]
     choice = out.candidates.items.index(next(item for item in out.candidates.items if item.text == "今日は良い天気"))
     out = press(session, str(choice + 1 - out.candidates.page_start))
     assert out.commit == "今日は良い天気" and out.delete_surrounding is None and isinstance(session.phase, Empty)
@@ -204,5 +215,11 @@ def test_candidates_can_show_where_they_come_from(tmp_path, learning):
     window = press(debugging, "space").candidates
     assert window.items[0] == CandidateItem("感じ", "[learning]")
     assert {item.annotation.split()[-1] for item in window.items} <= {
-        "[learning]", "[user]", "[model]", "[dictionary]", "[kana]", "[rewriter]"}
+        "[learning]",
+        "[user]",
+        "[model]",
+        "[dictionary]",
+        "[kana]",
+        "[rewriter]",
+    }
     assert press(plain, "space").candidates.items[0].annotation == ""

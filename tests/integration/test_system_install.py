@@ -5,6 +5,7 @@ names the checkout; uninstall takes away everything the install wrote and nothin
 are under the test's folder (the Makefile's IBUS_COMPONENT_DIR, FCITX5_ADDON_DIR, FCITX5_DATA_DIR), and so is the
 home of the user the daemon runs for. A staged install (DESTDIR, as a packager runs it) is checked too.
 """
+
 import os
 import shutil
 import subprocess
@@ -62,17 +63,27 @@ def system(tmp_path_factory):
     fcitx_root = root / "fcitx"
     ibus_components = root / "ibus-components"
     ibus_components.mkdir()  # the frameworks' folders are there before Tsuzuri is installed
-    frontends = tuple(name for name, missing in (("ibus", None), ("fcitx5", missing_build_requirement()))
-                      if missing is None)
+    frontends = tuple(
+        name for name, missing in (("ibus", None), ("fcitx5", missing_build_requirement())) if missing is None
+    )
     with pytest.MonkeyPatch.context() as environment:
         # the user the session bus (and so the activated daemon) runs for
-        for variable, folder in (("HOME", "home"), ("XDG_DATA_HOME", "home/data"), ("XDG_CONFIG_HOME", "home/config"),
-                                 ("XDG_CACHE_HOME", "home/cache")):
+        for variable, folder in (
+            ("HOME", "home"),
+            ("XDG_DATA_HOME", "home/data"),
+            ("XDG_CONFIG_HOME", "home/config"),
+            ("XDG_CACHE_HOME", "home/cache"),
+        ):
             environment.setenv(variable, str(root / folder))
-        make("install", f"PREFIX={root / 'usr'}", f"FRONTENDS={' '.join(frontends)}",
-             f"IBUS_COMPONENT_DIR={ibus_components}", f"FCITX5_BUILD={root / 'fcitx5-build'}",
-             f"FCITX5_ADDON_DIR={fcitx_root / '.local/lib/fcitx5'}",
-             f"FCITX5_DATA_DIR={fcitx_root / '.local/share/fcitx5'}")
+        make(
+            "install",
+            f"PREFIX={root / 'usr'}",
+            f"FRONTENDS={' '.join(frontends)}",
+            f"IBUS_COMPONENT_DIR={ibus_components}",
+            f"FCITX5_BUILD={root / 'fcitx5-build'}",
+            f"FCITX5_ADDON_DIR={fcitx_root / '.local/lib/fcitx5'}",
+            f"FCITX5_DATA_DIR={fcitx_root / '.local/share/fcitx5'}",
+        )
         yield System(root, root / "usr", ibus_components, fcitx_root, frontends)
 
 
@@ -94,15 +105,23 @@ def test_the_install_puts_each_file_where_its_reader_looks(system):
         icons = system.fcitx_root / ".local/share/icons/hicolor/scalable/apps"
         assert {f"fcitx-tsuzuri-{mode}.svg" for mode in INPUT_MODES} <= {icon.name for icon in icons.iterdir()}
     # the checkout can go: no installed file names it (byte code records where its source was installed)
-    named = [path for path in files_under(system.root / "usr", system.ibus_components, system.fcitx_root)
-             if not path.is_symlink() and str(REPO).encode() in path.read_bytes()]
+    named = [
+        path
+        for path in files_under(system.root / "usr", system.ibus_components, system.fcitx_root)
+        if not path.is_symlink() and str(REPO).encode() in path.read_bytes()
+    ]
     assert named == []
 
 
 def test_the_session_bus_starts_the_installed_daemon_which_converts(system):
     with activating_bus(system.root, installed_services(system)) as address:
-        converted = subprocess.run([str(system.prefix / "bin/tsuzuri-client"), "--bus", address, "convert", "きょう",
-                                    "--n", "1"], cwd="/", capture_output=True, text=True, timeout=120)
+        converted = subprocess.run(
+            [str(system.prefix / "bin/tsuzuri-client"), "--bus", address, "convert", "きょう", "--n", "1"],
+            cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert converted.returncode == 0, converted.stderr
         assert converted.stdout.split()[1] == "今日"
         assert any(f"{system.prefix}/bin/tsuzuri-daemon" in command for command in command_lines())
@@ -112,8 +131,11 @@ def test_ibus_types_through_the_installed_engine_and_daemon(system):
     reason = missing_ibus()
     if reason is not None:
         pytest.skip(reason)
-    with activating_bus(system.root, installed_services(system)) as address, \
-            running_ibus(address, system.root, system.ibus_components) as env, driver(env) as ime:
+    with (
+        activating_bus(system.root, installed_services(system)) as address,
+        running_ibus(address, system.root, system.ibus_components) as env,
+        driver(env) as ime,
+    ):
         ime.type(*"kyou")
         assert commits(ime.type("space", "Return")["events"]) == ["今日"]
         engine = f"{system.prefix}/lib/tsuzuri/ibus/frontends/ibus/engine.py"
@@ -149,8 +171,13 @@ def test_a_staged_install_is_one_a_package_can_hold(tmp_path):
     """DESTDIR, as a packager runs it: every file below the stage, each naming the paths of the installed system."""
     stage = tmp_path / "stage"
     frontends = "ibus fcitx5" if missing_build_requirement() is None else "ibus"
-    make("install", f"DESTDIR={stage}", "PREFIX=/usr", f"FRONTENDS={frontends}",
-         f"FCITX5_BUILD={tmp_path / 'fcitx5-build'}")
+    make(
+        "install",
+        f"DESTDIR={stage}",
+        "PREFIX=/usr",
+        f"FRONTENDS={frontends}",
+        f"FCITX5_BUILD={tmp_path / 'fcitx5-build'}",
+    )
     assert "ExecStart=/usr/bin/tsuzuri-daemon" in (stage / "usr/lib/systemd/user/tsuzuri.service").read_text()
     component = stage / "usr/share/ibus/component/tsuzuri.xml"
     assert "/usr/lib/tsuzuri/ibus/frontends/ibus/engine.py" in component.read_text()

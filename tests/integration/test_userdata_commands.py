@@ -59,7 +59,8 @@ def test_dict_add_converts_at_once_and_remove_takes_it_away(bus_address, home):
     assert run_client(bus_address, "dict", "add", "ぴかりくん", "光里君").stdout == "added\n"
     assert converted(bus_address, "pikarikun") == "光里君"
     assert {"reading": "ぴかりくん", "surface": "光里君", "part_of_speech": "名詞", "comment": ""} in user_words(
-        bus_address)
+        bus_address
+    )
     saved = home / "data" / "tsuzuri" / "user_dictionary.tsv"
     assert "ぴかりくん\t光里君\t名詞\n" in saved.read_text(encoding="utf-8")  # saved at once, not in 30 s
     assert os.stat(saved).st_mode & 0o077 == 0
@@ -87,8 +88,12 @@ def test_import_a_mozc_export_reports_each_line_it_did_not_take(bus_address, hom
     assert "line 5: expected reading, surface and part of speech separated by tabs, found 2 field(s)" in done.stderr
     assert "line 6: unknown part of speech 'めいし'" in done.stderr
     assert converted(bus_address, "mogumoguya") == "モグモグ屋"
-    assert {"reading": "もぐもぐや", "surface": "モグモグ屋", "part_of_speech": "固有名詞",
-            "comment": "駅前のパン屋"} in user_words(bus_address)
+    assert {
+        "reading": "もぐもぐや",
+        "surface": "モグモグ屋",
+        "part_of_speech": "固有名詞",
+        "comment": "駅前のパン屋",
+    } in user_words(bus_address)
 
 
 def test_import_a_microsoft_ime_export(bus_address, home):
@@ -141,7 +146,7 @@ def test_changes_survive_a_killed_daemon(tmp_path):
         with running_daemon(address, tmp_path, model=str(tmp_path / "missing.gguf")) as daemon:
             run_client(address, "dict", "add", "ぴかりくん", "光里君")
             run_client(address, "type", "kanji", "--key", "space", "--key", "space", "--key", "Return")
-            (reading, surface), = learned(address)
+            ((reading, surface),) = learned(address)
             run_client(address, "learning", "forget", reading, surface)
             daemon.send_signal(signal.SIGKILL)  # no save on the way out: only what was saved at once
             daemon.wait(10)
@@ -150,22 +155,42 @@ def test_changes_survive_a_killed_daemon(tmp_path):
             assert learned(address) == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("dbus-send") is None,
-                    reason="needs root to run a caller as another user, and dbus-send")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("dbus-send") is None,
+    reason="needs root to run a caller as another user, and dbus-send",
+)
 def test_another_user_is_refused(bus_address, home):
     nobody = pwd.getpwnam("nobody").pw_uid
 
     def call_as_nobody(method: str, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["dbus-send", f"--bus={bus_address}", "--print-reply", "--dest=org.tsuzuri.Tsuzuri1",
-                               "/org/tsuzuri/Tsuzuri1", f"org.tsuzuri.Tsuzuri1.{method}", *args],
-                              user=nobody, capture_output=True, text=True, timeout=30)
+        return subprocess.run(
+            [
+                "dbus-send",
+                f"--bus={bus_address}",
+                "--print-reply",
+                "--dest=org.tsuzuri.Tsuzuri1",
+                "/org/tsuzuri/Tsuzuri1",
+                f"org.tsuzuri.Tsuzuri1.{method}",
+                *args,
+            ],
+            user=nobody,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
 
     assert call_as_nobody("GetStatus").returncode == 0  # the bus lets them in: only the user's data is refused
     assert call_as_nobody("Convert", "string:きょう", "string:", "uint32:1").returncode == 0  # no personal data
-    for method, args in [("ListUserWords", []), ("ListLearned", ["string:"]), ("ClearLearned", []),
-                         ("AddUserWord", ["string:たにん", "string:他人", "string:名詞", "string:"]),
-                         ("CreateSession", []), ("ReloadConfig", []), ("GetSettings", []),
-                         ("SetSettings", ["dict:string:string:conversion.learning,false"])]:
+    for method, args in [
+        ("ListUserWords", []),
+        ("ListLearned", ["string:"]),
+        ("ClearLearned", []),
+        ("AddUserWord", ["string:たにん", "string:他人", "string:名詞", "string:"]),
+        ("CreateSession", []),
+        ("ReloadConfig", []),
+        ("GetSettings", []),
+        ("SetSettings", ["dict:string:string:conversion.learning,false"]),
+    ]:
         refused = call_as_nobody(method, *args)
         assert refused.returncode != 0 and "only the user the daemon runs as" in refused.stderr, (method, refused)
     assert not [word for word in user_words(bus_address) if word["surface"] == "他人"]

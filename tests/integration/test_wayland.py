@@ -10,6 +10,7 @@ test starts with a Space (a full-width space in the field) so that the text befo
 Needs Debian's sway, wtype, util-linux (setpriv, to run sway as nobody when the tests run as root), python3-gi,
 gir1.2-gtk-3.0 and gir1.2-gtk-4.0 besides what the fcitx5 tests need; skips without them.
 """
+
 import os
 
 import pytest
@@ -31,10 +32,20 @@ def window(request, addon_build, tmp_path_factory):  # noqa: F811
     if reason is not None:
         pytest.skip(reason)
     root = tmp_path_factory.mktemp(f"wayland-{toolkit}")
-    with sway_display() as wayland, running_fcitx(addon_build, root / "fcitx5", wayland) as address, \
-            running_daemon(address, root / "daemon", NO_MODEL):
-        env = {**os.environ, **wayland, "DBUS_SESSION_BUS_ADDRESS": address, "GDK_BACKEND": "wayland",
-               "GTK_IM_MODULE": "wayland", "NO_AT_BRIDGE": "1", "GTK_A11Y": "none"}
+    with (
+        sway_display() as wayland,
+        running_fcitx(addon_build, root / "fcitx5", wayland) as address,
+        running_daemon(address, root / "daemon", NO_MODEL),
+    ):
+        env = {
+            **os.environ,
+            **wayland,
+            "DBUS_SESSION_BUS_ADDRESS": address,
+            "GDK_BACKEND": "wayland",
+            "GTK_IM_MODULE": "wayland",
+            "NO_AT_BRIDGE": "1",
+            "GTK_A11Y": "none",
+        }
         env.pop("DISPLAY", None)
         window = WaylandWindow(env, toolkit)
         try:
@@ -61,6 +72,7 @@ def field(window) -> str:
 
 # A wtype run types a whole step: see tests/wayland.py.
 
+
 def test_typing_converting_and_committing_a_sentence(window, field):
     window.keys(*"kyouhaiitenkidesune", "space", "Return")
     window.wait_for_preedit("entry", "きょうはいいてんきですね")
@@ -78,8 +90,10 @@ def test_typing_on_after_a_conversion(window, field):
 
 def test_reconverting_the_word_before_the_cursor_and_cancelling_it(window, field):
     if window.toolkit == "gtk4":
-        pytest.xfail("GTK 4.8 deletes text-input-v3's delete_surrounding_text lengths as characters where the "
-                     "protocol gives bytes: the text is not taken out, and Escape puts it in a second time")
+        pytest.xfail(
+            "GTK 4.8 deletes text-input-v3's delete_surrounding_text lengths as characters where the "
+            "protocol gives bytes: the text is not taken out, and Escape puts it in a second time"
+        )
     window.keys(*"kyouhaiitenki", "space", "Return")
     window.wait_for_text("entry", field + "今日はいい天気")
     window.keys("Henkan", "Escape")
@@ -90,8 +104,11 @@ def test_reconverting_the_word_before_the_cursor_and_cancelling_it(window, field
     window.wait_for_preedit("entry", "")
 
 
-@pytest.mark.xfail(strict=True, reason="text-input-v3 (sway 1.7, GTK 3.24 and 4.8): the field that loses the focus "
-                   "drops its preedit, and the compositor takes no commit from the input method it deactivated")
+@pytest.mark.xfail(
+    strict=True,
+    reason="text-input-v3 (sway 1.7, GTK 3.24 and 4.8): the field that loses the focus "
+    "drops its preedit, and the compositor takes no commit from the input method it deactivated",
+)
 def test_focus_moving_to_another_application_commits_the_composition(window, field):
     """The last test of its desktop: closing an application may take sway down (see above)."""
     other = WaylandWindow(window.env, window.toolkit, title="tsuzuri other")

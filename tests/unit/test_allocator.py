@@ -1,4 +1,5 @@
 """daemon/allocator.py: the free heap is given back after the conversion of a long reading, and only then."""
+
 import pytest
 
 import daemon.converter

@@ -21,8 +21,7 @@ def write_set(tmp_path):
 
 
 def test_every_way_of_guessing_is_measured_on_the_same_conversions(tmp_path, model_path):
-    result = draft_benchmark(write_set(tmp_path), limit=2, threads=2, model_name=str(model_path),
-                             lookahead="2,3,2")
+    result = draft_benchmark(write_set(tmp_path), limit=2, threads=2, model_name=str(model_path), lookahead="2,3,2")
     json.dumps(result)
     assert result["conversions"] == sum(len(item["input"]) for item in ITEMS)  # every prefix
     assert result["lookahead"] == {"window": 2, "ngram": 3, "per_token": 2}

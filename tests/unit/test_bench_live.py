@@ -24,8 +24,13 @@ def test_readings_are_spelled_as_people_type_them():
 
 def test_items_that_romaji_cannot_type_are_counted(tmp_path):
     path = tmp_path / "set.jsonl"
-    path.write_text("\n".join(json.dumps(item, ensure_ascii=False) for item in
-                              [ITEMS[0], {"input": "）", "expected": ["）"]}, ITEMS[1]]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            json.dumps(item, ensure_ascii=False) for item in [ITEMS[0], {"input": "）", "expected": ["）"]}, ITEMS[1]]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     items, skipped = live_items(path, 2)
     assert [item.keys for item in items] == ["kyouhaiitenki"] and skipped == 1
     assert live_items(path, 10)[0][1].context == "明日は"
@@ -77,8 +82,9 @@ def test_startup_is_timed_from_the_daemons_start_to_each_first():
 
     marks = startup_benchmark("none")
     assert marks["model_state"] == "failed" and marks["model"]
-    assert (0 < marks["first_answer_ms"] <= marks["first_key_ms"] <= marks["first_conversion_ms"]
-            <= marks["model_ready_ms"])
+    assert (
+        0 < marks["first_answer_ms"] <= marks["first_key_ms"] <= marks["first_conversion_ms"] <= marks["model_ready_ms"]
+    )
 
 
 @pytest.mark.dbus

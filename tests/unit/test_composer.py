@@ -5,15 +5,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import daemon.composer
-from daemon.composer import (Composer, InputMode, Transliteration, romaji_to_kana, to_fullwidth_ascii,
-                             to_fullwidth_hiragana, to_fullwidth_katakana, to_halfwidth_ascii,
-                             to_halfwidth_katakana)
+from daemon.composer import (
+    Composer,
+    InputMode,
+    Transliteration,
+    romaji_to_kana,
+    to_fullwidth_ascii,
+    to_fullwidth_hiragana,
+    to_fullwidth_katakana,
+    to_halfwidth_ascii,
+    to_halfwidth_katakana,
+)
 from daemon.kana import to_katakana
 
 # Read independently of the composer's own parser: (romaji, output, pending) in file order.
-MOZC_TABLE = [tuple(line.split("\t")) + ("",) * (3 - len(line.split("\t")))
-              for line in (Path(daemon.composer.__file__).parent / "romaji-hiragana.tsv")
-              .read_text(encoding="utf-8").splitlines()]
+MOZC_TABLE = [
+    tuple(line.split("\t")) + ("",) * (3 - len(line.split("\t")))
+    for line in (Path(daemon.composer.__file__).parent / "romaji-hiragana.tsv").read_text(encoding="utf-8").splitlines()
+]
 MOZC_INPUTS = [romaji for romaji, _, _ in MOZC_TABLE]
 
 ascii_keys = st.text(st.characters(max_codepoint=0x7F))
@@ -29,13 +38,13 @@ def test_vendored_table_is_mozcs():
     assert "wwa" not in MOZC_INPUTS
 
 
-@pytest.mark.parametrize("romaji,output,pending", MOZC_TABLE,
-                         ids=[f"{line}:{romaji}" for line, romaji in enumerate(MOZC_INPUTS, 1)])
+@pytest.mark.parametrize(
+    "romaji,output,pending", MOZC_TABLE, ids=[f"{line}:{romaji}" for line, romaji in enumerate(MOZC_INPUTS, 1)]
+)
 def test_every_mozc_rule(romaji, output, pending):
     # Conversion reads pending romaji that is a rule by itself (`www` → w, pending `ww` → っw) as that rule.
     assert romaji_to_kana(romaji) == output + romaji_to_kana(pending)
-    assert (Composer(InputMode.KATAKANA).insert(romaji).reading()
-            == to_katakana(output + romaji_to_kana(pending)))
+    assert Composer(InputMode.KATAKANA).insert(romaji).reading() == to_katakana(output + romaji_to_kana(pending))
     composer = Composer().insert(romaji)
     assert composer.raw() == romaji
     if pending:  # the pending keys start the next kana (`tch` `a` → っちゃ)
@@ -43,27 +52,86 @@ def test_every_mozc_rule(romaji, output, pending):
     if any(other != romaji and other.startswith(romaji) for other in MOZC_INPUTS):
         # Longer rules start with it (`n`): it waits as typed until a key that none continues it with.
         assert composer.preedit() == romaji
-        follower = next(key for key in "bcdfghjklmpqrstvwxz"
-                        if not any(other.startswith(romaji + key) for other in MOZC_INPUTS))
+        follower = next(
+            key for key in "bcdfghjklmpqrstvwxz" if not any(other.startswith(romaji + key) for other in MOZC_INPUTS)
+        )
         assert Composer().insert(romaji + follower).preedit() == output + pending + follower
     else:
         assert composer.preedit() == output + pending
 
 
-@pytest.mark.parametrize("keys,kana", [
-    ("kannji", "かんじ"), ("kanji", "かんじ"), ("konnnichiha", "こんにちは"), ("tte", "って"), ("n'a", "んあ"),
-    ("xtsu", "っ"), ("xtu", "っ"), ("ltu", "っ"), ("ltsu", "っ"), ("vvu", "っゔ"), ("-", "ー"),
-    ("kyouhaiitenkidesune", "きょうはいいてんきですね"), ("shinbun", "しんぶん"), ("ninja", "にんじゃ"),
-    ("zh", "←"), ("zj", "↓"), ("zk", "↑"), ("zl", "→"), ("z.", "…"), ("z,", "‥"), ("z/", "・"), ("z-", "〜"),
-    ("z[", "『"), ("z]", "』"), ("za", "ざ"), (",", "、"), (".", "。"), ("[", "「"), ("]", "」"), ("/", "・"),
-    ("~", "〜"), ("xya", "ゃ"), ("lyo", "ょ"), ("wi", "うぃ"), ("we", "うぇ"), ("wo", "を"),
-    ("vavivuvevo", "ゔぁゔぃゔゔぇゔぉ"), ("wwa", "っわ"), ("kka", "っか"), ("chotto", "ちょっと"),
-    ("nn", "ん"), ("nnn", "んん"), ("onna", "おんあ"), ("n", "ん"), ("kan", "かん"), ("nya", "にゃ"),
-    ("itchome", "いっちょめ"), ("matcha", "まっちゃ"), ("tca", "tcあ"), ("www", "wっw"), ("wwwa", "wっわ"),
-    ("kwu", "くぅ"), ("gwi", "ぐぃ"), ("swe", "すぇ"), ("zwo", "ずぉ"), ("wwyi", "っゐ"),
-    ("ky", "ky"), ("kak", "かk"), ("kt", "kt"), ("shy", "shy"), ("KANJI", "かんじ"), ("Tokyo", "ときょ"),
-    ("!?#", "！？＃"), ("2024nen", "２０２４ねん"), ("a b", "あ　b"), ("\"'\\`", "”’￥｀"), ("n!", "ん！"),
-])
+@pytest.mark.parametrize(
+    "keys,kana",
+    [
+        ("kannji", "かんじ"),
+        ("kanji", "かんじ"),
+        ("konnnichiha", "こんにちは"),
+        ("tte", "って"),
+        ("n'a", "んあ"),
+        ("xtsu", "っ"),
+        ("xtu", "っ"),
+        ("ltu", "っ"),
+        ("ltsu", "っ"),
+        ("vvu", "っゔ"),
+        ("-", "ー"),
+        ("kyouhaiitenkidesune", "きょうはいいてんきですね"),
+        ("shinbun", "しんぶん"),
+        ("ninja", "にんじゃ"),
+        ("zh", "←"),
+        ("zj", "↓"),
+        ("zk", "↑"),
+        ("zl", "→"),
+        ("z.", "…"),
+        ("z,", "‥"),
+        ("z/", "・"),
+        ("z-", "〜"),
+        ("z[", "『"),
+        ("z]", "』"),
+        ("za", "ざ"),
+        (",", "、"),
+        (".", "。"),
+        ("[", "「"),
+        ("]", "」"),
+        ("/", "・"),
+        ("~", "〜"),
+        ("xya", "ゃ"),
+        ("lyo", "ょ"),
+        ("wi", "うぃ"),
+        ("we", "うぇ"),
+        ("wo", "を"),
+        ("vavivuvevo", "ゔぁゔぃゔゔぇゔぉ"),
+        ("wwa", "っわ"),
+        ("kka", "っか"),
+        ("chotto", "ちょっと"),
+        ("nn", "ん"),
+        ("nnn", "んん"),
+        ("onna", "おんあ"),
+        ("n", "ん"),
+        ("kan", "かん"),
+        ("nya", "にゃ"),
+        ("itchome", "いっちょめ"),
+        ("matcha", "まっちゃ"),
+        ("tca", "tcあ"),
+        ("www", "wっw"),
+        ("wwwa", "wっわ"),
+        ("kwu", "くぅ"),
+        ("gwi", "ぐぃ"),
+        ("swe", "すぇ"),
+        ("zwo", "ずぉ"),
+        ("wwyi", "っゐ"),
+        ("ky", "ky"),
+        ("kak", "かk"),
+        ("kt", "kt"),
+        ("shy", "shy"),
+        ("KANJI", "かんじ"),
+        ("Tokyo", "ときょ"),
+        ("!?#", "！？＃"),
+        ("2024nen", "２０２４ねん"),
+        ("a b", "あ　b"),
+        ("\"'\\`", "”’￥｀"),
+        ("n!", "ん！"),
+    ],
+)
 def test_tricky_sequences(keys, kana):
     assert romaji_to_kana(keys) == kana
 
@@ -75,10 +143,19 @@ def test_pending_romaji_shows_as_typed():
     assert Composer().insert("Ky").preedit() == "Ky"
 
 
-@pytest.mark.parametrize("keys,settled", [
-    ("kyouh", ("きょう", "h")), ("ky", ("", "ky")), ("kyou", ("きょう", "")), ("kan", ("かん", "")),
-    ("kanaky", ("かな", "ky")), ("ktak", ("kた", "k")), ("", ("", "")), ("Ky", ("", "Ky")),
-])
+@pytest.mark.parametrize(
+    "keys,settled",
+    [
+        ("kyouh", ("きょう", "h")),
+        ("ky", ("", "ky")),
+        ("kyou", ("きょう", "")),
+        ("kan", ("かん", "")),
+        ("kanaky", ("かな", "ky")),
+        ("ktak", ("kた", "k")),
+        ("", ("", "")),
+        ("Ky", ("", "Ky")),
+    ],
+)
 def test_settled_reading_leaves_out_the_trailing_unfinished_romaji(keys, settled):
     assert Composer().insert(keys).settled_reading() == settled
 
@@ -89,17 +166,20 @@ def test_settled_reading_and_pending_make_the_reading(keys, mode):
     assert reading + pending == Composer(mode).insert(keys).reading()
 
 
-@pytest.mark.parametrize("keys,preedit,raw", [
-    ("kya", "き", "ki"),  # the kana left gets the romaji that types it
-    ("sha", "し", "shi"),  # ... preferring what was typed (not si)
-    ("tsa", "つ", "tsu"),
-    ("wwi", "っう", "wwu"),
-    ("tte", "っ", "t"),
-    ("ky", "k", "k"),
-    ("kyoukyo", "きょうき", "kyouki"),
-    ("n", "", ""),
-    ("", "", ""),
-])
+@pytest.mark.parametrize(
+    "keys,preedit,raw",
+    [
+        ("kya", "き", "ki"),  # the kana left gets the romaji that types it
+        ("sha", "し", "shi"),  # ... preferring what was typed (not si)
+        ("tsa", "つ", "tsu"),
+        ("wwi", "っう", "wwu"),
+        ("tte", "っ", "t"),
+        ("ky", "k", "k"),
+        ("kyoukyo", "きょうき", "kyouki"),
+        ("n", "", ""),
+        ("", "", ""),
+    ],
+)
 def test_backspace_removes_last_kana_or_letter(keys, preedit, raw):
     composer = Composer().insert(keys).backspace()
     assert (composer.preedit(), composer.raw()) == (preedit, raw)
@@ -115,15 +195,18 @@ def test_clear_keeps_mode():
     assert Composer(InputMode.KATAKANA).insert("ka").clear() == Composer(InputMode.KATAKANA)
 
 
-@pytest.mark.parametrize("mode,keys,preedit", [
-    (InputMode.HIRAGANA, "gakkou-!", "がっこうー！"),
-    (InputMode.KATAKANA, "gakkou-!", "ガッコウー！"),
-    (InputMode.KATAKANA, "vuxka", "ヴヵ"),
-    (InputMode.HALFWIDTH_KATAKANA, "gakkou-!", "ｶﾞｯｺｳｰ!"),
-    (InputMode.HALFWIDTH_KATAKANA, "vu,.[]/", "ｳﾞ､｡｢｣･"),
-    (InputMode.FULLWIDTH_ASCII, "Ka 1!", "Ｋａ　１！"),
-    (InputMode.DIRECT, "ka 1!", "ka 1!"),
-])
+@pytest.mark.parametrize(
+    "mode,keys,preedit",
+    [
+        (InputMode.HIRAGANA, "gakkou-!", "がっこうー！"),
+        (InputMode.KATAKANA, "gakkou-!", "ガッコウー！"),
+        (InputMode.KATAKANA, "vuxka", "ヴヵ"),
+        (InputMode.HALFWIDTH_KATAKANA, "gakkou-!", "ｶﾞｯｺｳｰ!"),
+        (InputMode.HALFWIDTH_KATAKANA, "vu,.[]/", "ｳﾞ､｡｢｣･"),
+        (InputMode.FULLWIDTH_ASCII, "Ka 1!", "Ｋａ　１！"),
+        (InputMode.DIRECT, "ka 1!", "ka 1!"),
+    ],
+)
 def test_input_modes(mode, keys, preedit):
     composer = Composer(mode).insert(keys)
     assert (composer.preedit(), composer.reading(), composer.raw()) == (preedit, preedit, keys)
@@ -139,7 +222,12 @@ def test_mode_switch_starts_new_chunk():
 def test_function_key_conversions():
     composer = Composer().insert("gakkouhe")
     assert [composer.transliterate(form) for form in Transliteration] == [
-        "がっこうへ", "ガッコウヘ", "ｶﾞｯｺｳﾍ", "ｇａｋｋｏｕｈｅ", "gakkouhe"]
+        "がっこうへ",
+        "ガッコウヘ",
+        "ｶﾞｯｺｳﾍ",
+        "ｇａｋｋｏｕｈｅ",
+        "gakkouhe",
+    ]
     assert Composer(InputMode.HALFWIDTH_KATAKANA).insert("vu-").transliterate(Transliteration.HIRAGANA) == "ゔー"
     assert Composer().insert("kan").transliterate(Transliteration.KATAKANA) == "カン"
     assert Composer().insert("kyaA").backspace().transliterate(Transliteration.HALFWIDTH_ASCII) == "kya"
@@ -159,8 +247,11 @@ def test_character_forms():
 def test_any_ascii_composes(keys, mode):
     composer = Composer(mode).insert(keys)
     assert composer.raw() == keys
-    assert all(isinstance(text, str) for text in
-               [composer.preedit(), composer.reading()] + [composer.transliterate(form) for form in Transliteration])
+    assert all(
+        isinstance(text, str)
+        for text in [composer.preedit(), composer.reading()]
+        + [composer.transliterate(form) for form in Transliteration]
+    )
     assert composer.transliterate(Transliteration.FULLWIDTH_ASCII) == to_fullwidth_ascii(keys)
     assert composer.transliterate(Transliteration.HALFWIDTH_ASCII) == keys
 
@@ -178,8 +269,11 @@ def test_backspacing_everything_returns_to_empty(keys, mode):
 
 @given(ascii_keys, romaji_modes)
 def test_typing_in_a_mode_equals_converting_hiragana(keys, mode):
-    form = {InputMode.HIRAGANA: Transliteration.HIRAGANA, InputMode.KATAKANA: Transliteration.KATAKANA,
-            InputMode.HALFWIDTH_KATAKANA: Transliteration.HALFWIDTH_KATAKANA}[mode]
+    form = {
+        InputMode.HIRAGANA: Transliteration.HIRAGANA,
+        InputMode.KATAKANA: Transliteration.KATAKANA,
+        InputMode.HALFWIDTH_KATAKANA: Transliteration.HALFWIDTH_KATAKANA,
+    }[mode]
     assert Composer(mode).insert(keys).reading() == Composer().insert(keys).transliterate(form)
 
 
@@ -193,4 +287,3 @@ def test_ascii_modes(keys):
 @given(st.text(st.characters(min_codepoint=0x3041, max_codepoint=0x3096) | st.just("ー")))
 def test_halfwidth_katakana_round_trip(kana):
     assert to_fullwidth_katakana(to_halfwidth_katakana(kana)) == to_katakana(kana)
-

@@ -114,9 +114,11 @@ def test_the_conversion_in_advance_improves_the_live_text_while_the_user_compose
 
 # -- Space that cannot wait for the model: its ranking follows as an improvement ---------------------------
 
+
 def late_model_session() -> tuple[FakeConversion, InputSession]:
-    conversion = FakeConversion({"こうえん": ["公園", "公演", "講演"]},
-                                model_ranked={"こうえん": ["公演", "公園", "講演"]})
+    conversion = FakeConversion(
+        {"こうえん": ["公園", "公演", "講演"]}, model_ranked={"こうえん": ["公演", "公園", "講演"]}
+    )
     conversion.model_late = True
     return conversion, InputSession(conversion)
 
@@ -148,9 +150,11 @@ def test_the_models_ranking_with_the_same_first_candidate_changes_nothing_shown(
     assert [c.text for c in press(session, "space").candidates.items][:3] == ["公園", "講演", "公演"]
 
 
-@pytest.mark.parametrize("key, modifiers", [("space", 0), ("Down", 0), ("Escape", 0), ("Return", 0),
-                                            ("Left", SHIFT_MASK)],
-                         ids=["window-opened", "next-candidate", "cancelled", "committed", "segment-resized"])
+@pytest.mark.parametrize(
+    "key, modifiers",
+    [("space", 0), ("Down", 0), ("Escape", 0), ("Return", 0), ("Left", SHIFT_MASK)],
+    ids=["window-opened", "next-candidate", "cancelled", "committed", "segment-resized"],
+)
 def test_the_models_ranking_comes_too_late_once_the_user_has_moved_on(key, modifiers):
     conversion, session = late_model_session()
     press(session, *"kouen", "space")

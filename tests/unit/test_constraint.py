@@ -18,8 +18,9 @@ def chains(length: int, spans) -> set[tuple[int, ...]]:
         if position == length:
             found.add(tokens)
             continue
-        frontier += [(end, tokens + tuple(word)) for start, end, word in spans
-                     if start == position and end > start and word]
+        frontier += [
+            (end, tokens + tuple(word)) for start, end, word in spans if start == position and end > start and word
+        ]
     return found
 
 
@@ -49,8 +50,7 @@ def test_accepts_exactly_the_chains_of_words(raw):
 
 def test_shared_prefixes_and_several_ends():
     # 日 read ひ (one character) or にち (two); 日本 read にほん: one trie, three places to be after 日.
-    constraint = SpellingConstraint(3, [(0, 1, (10,)), (0, 2, (10,)), (0, 3, (10, 11)), (1, 3, (12,)),
-                                        (2, 3, (13,))])
+    constraint = SpellingConstraint(3, [(0, 1, (10,)), (0, 2, (10,)), (0, 3, (10, 11)), (1, 3, (12,)), (2, 3, (13,))])
     after = constraint.allowed(constraint.initial())[10]
     assert after == {(0, 1), (1, 0), (2, 0)}
     assert set(constraint.allowed(after)) == {11, 12, 13}

@@ -1,4 +1,5 @@
 """daemon/tools/corpus.py: the held-out documents reach no language model, no training pair and no weight fit."""
+
 import json
 from pathlib import Path
 
@@ -13,8 +14,12 @@ def paragraph(number: int) -> list[str]:
 
 
 def article(number: int) -> list[str]:
-    return [f"記事{number}の本文。", f"記事{number}の続き。", f"通信社『記事{number}』。",
-            f"読売新聞、2011年4月{number % 28 + 1}日。"]
+    return [
+        f"記事{number}の本文。",
+        f"記事{number}の続き。",
+        f"通信社『記事{number}』。",
+        f"読売新聞、2011年4月{number % 28 + 1}日。",
+    ]
 
 
 def fake_corpus(root: Path) -> Path:
@@ -31,8 +36,9 @@ def fake_corpus(root: Path) -> Path:
     (text / "jglue.txt").write_text(f"質問です。\n{shared}\n", encoding="utf-8")
     (root / "wac").mkdir()
     wac = [{"doc": "d", "text": text, "morphs": [[text, "ぶん"]], "bnst": [0]} for text in ("ウィキの文。", shared)]
-    (root / "wac" / "train.jsonl").write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in wac),
-                                              encoding="utf-8")
+    (root / "wac" / "train.jsonl").write_text(
+        "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in wac), encoding="utf-8"
+    )
     return root
 
 
@@ -44,7 +50,7 @@ def test_held_out_documents_start_at_a_document_start(tmp_path):
     for name, lines in held.documents.items():
         assert HELD_OUT_TAIL_LINES[name] - 4 < len(lines) <= HELD_OUT_TAIL_LINES[name]
     lines = (corpus / "text" / "jaquad.txt").read_text(encoding="utf-8").splitlines()
-    assert held_out_start("jaquad.txt", lines[:HELD_OUT_TAIL_LINES["jaquad.txt"]]) is None  # too short to hold out
+    assert held_out_start("jaquad.txt", lines[: HELD_OUT_TAIL_LINES["jaquad.txt"]]) is None  # too short to hold out
     assert held_out_start("laws.txt", lines) is None
 
 
@@ -71,6 +77,7 @@ def test_training_pairs_come_from_learnable_lines_only(tmp_path, monkeypatch):
     def recording(lines, source, continuous, rng, tagger):
         seen.extend(lines)
         return iter(())
+
     monkeypatch.setattr(data, "text_pairs", recording)
     monkeypatch.setattr(data, "make_tagger", lambda: None)
     monkeypatch.setattr(data, "wac_pairs", lambda lines, rng: (json.loads(line)["text"] for line in lines))

@@ -11,8 +11,9 @@ from daemon import userdata_methods
 from daemon.server import INTROSPECTABLE, ROOT, ROOT_INTROSPECTION, SESSION, SESSION_INTROSPECTION, TsuzuriService
 
 
-@pytest.mark.parametrize("xml, tables", [(ROOT_INTROSPECTION, (ROOT, INTROSPECTABLE)),
-                                         (SESSION_INTROSPECTION, (SESSION, INTROSPECTABLE))])
+@pytest.mark.parametrize(
+    "xml, tables", [(ROOT_INTROSPECTION, (ROOT, INTROSPECTABLE)), (SESSION_INTROSPECTION, (SESSION, INTROSPECTABLE))]
+)
 def test_each_objects_xml_describes_every_method_signal_and_property_of_its_tables(xml, tables):
     node = Node.parse(xml)
     described = {interface.name: interface for interface in node.interfaces}
@@ -24,8 +25,9 @@ def test_each_objects_xml_describes_every_method_signal_and_property_of_its_tabl
             assert [(a.name, a.signature) for a in parsed.in_args] == [(a.name, a.signature) for a in method.inputs]
             assert [(a.name, a.signature) for a in parsed.out_args] == [(a.name, a.signature) for a in method.outputs]
         assert [(s.name, s.signature) for s in interface.signals] == [(s.name, s.signature) for s in table.signals]
-        assert [(p.name, p.signature) for p in interface.properties] == [(p.name, p.signature)
-                                                                          for p in table.properties]
+        assert [(p.name, p.signature) for p in interface.properties] == [
+            (p.name, p.signature) for p in table.properties
+        ]
 
 
 def test_every_handler_is_a_coroutine_taking_the_service_the_call_and_the_methods_arguments():
@@ -43,8 +45,11 @@ def test_names_and_signatures_are_quoted_into_the_xml():
     async def answer(service, msg, text):
         return [text]
 
-    table = Interface("org.example.Odd", (Method("Echo", answer, (Arg("text", "s"),), (Arg("same", "s"),)),),
-                      signals=(Signal("Said", (Arg("what", "a{sv}"),)),))
+    table = Interface(
+        "org.example.Odd",
+        (Method("Echo", answer, (Arg("text", "s"),), (Arg("same", "s"),)),),
+        signals=(Signal("Said", (Arg("what", "a{sv}"),)),),
+    )
     node = Node.parse(introspection_xml((table,)))
     (interface,) = node.interfaces
     assert interface.methods[0].in_signature == "s" and interface.methods[0].out_signature == "s"

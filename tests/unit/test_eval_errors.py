@@ -8,12 +8,21 @@ from daemon.tools.errors import ErrorClass, classify_error, error_counts, error_
 # Word class ids from daemon/dictionary/word_class.py's runs.
 NOUN, VERB, PARTICLE, PRONOUN, SYMBOL = 1851, 857, 279, 1852, 10
 ENTRIES = {
-    "冬景色": {("ふゆげしき", NOUN)}, "中傷": {("ちゅうしょう", NOUN)}, "抽象": {("ちゅうしょう", NOUN)},
-    "着物": {("きもの", NOUN)}, "履き物": {("はきもの", NOUN)}, "環境": {("かんきょう", NOUN)},
-    "下さい": {("ください", VERB)}, "ください": {("ください", VERB)},
-    "私達": {("わたしたち", PRONOUN)}, "私たち": {("わたしたち", PRONOUN)},
-    "取扱い": {("とりあつかい", NOUN)}, "取り扱い": {("とりあつかい", NOUN)},
-    "史家": {("しか", NOUN)}, "しか": {("しか", PARTICLE)}, "美術": {("びじゅつ", NOUN)},
+    "冬景色": {("ふゆげしき", NOUN)},
+    "中傷": {("ちゅうしょう", NOUN)},
+    "抽象": {("ちゅうしょう", NOUN)},
+    "着物": {("きもの", NOUN)},
+    "履き物": {("はきもの", NOUN)},
+    "環境": {("かんきょう", NOUN)},
+    "下さい": {("ください", VERB)},
+    "ください": {("ください", VERB)},
+    "私達": {("わたしたち", PRONOUN)},
+    "私たち": {("わたしたち", PRONOUN)},
+    "取扱い": {("とりあつかい", NOUN)},
+    "取り扱い": {("とりあつかい", NOUN)},
+    "史家": {("しか", NOUN)},
+    "しか": {("しか", PARTICLE)},
+    "美術": {("びじゅつ", NOUN)},
 }
 
 
@@ -28,8 +37,8 @@ class Lexicon:
     def words_of(text: str) -> list[tuple[int, WrittenWord]]:
         words, start = [], 0
         while start < len(text):
-            length = next(k for k in range(len(text) - start, 0, -1) if text[start:start + k] in ENTRIES or k == 1)
-            reading, class_id = min(ENTRIES.get(text[start:start + length], {(text[start], SYMBOL)}))
+            length = next(k for k in range(len(text) - start, 0, -1) if text[start : start + k] in ENTRIES or k == 1)
+            reading, class_id = min(ENTRIES.get(text[start : start + length], {(text[start], SYMBOL)}))
             words.append((start, WrittenWord(length, reading, class_id, class_id, 0)))
             start += length
         return words
@@ -38,12 +47,15 @@ class Lexicon:
 lexicon = Lexicon()
 
 
-@pytest.mark.parametrize("top, reference", [
-    ("お越し下さい", "お越しください"),       # kanji against kana
-    ("私達", "私たち"),                       # kana for part of a word
-    ("取扱い", "取り扱い"),                   # okurigana on one side only
-    ("ぱんを", "パンを"),                     # hiragana against katakana
-])
+@pytest.mark.parametrize(
+    "top, reference",
+    [
+        ("お越し下さい", "お越しください"),  # kanji against kana
+        ("私達", "私たち"),  # kana for part of a word
+        ("取扱い", "取り扱い"),  # okurigana on one side only
+        ("ぱんを", "パンを"),  # hiragana against katakana
+    ],
+)
 def test_a_spelling_of_the_same_words_is_a_variant_wherever_the_reference_stands(top, reference):
     assert classify_error(top, reference, reference_in_pool=True, lexicon=lexicon) is ErrorClass.VARIANT
     assert classify_error(top, reference, reference_in_pool=False, lexicon=lexicon) is ErrorClass.VARIANT
@@ -54,10 +66,13 @@ def test_kanji_against_kanji_is_a_wrong_kanji(top, reference):
     assert classify_error(top, reference, reference_in_pool=True, lexicon=lexicon) is ErrorClass.WRONG_KANJI
 
 
-@pytest.mark.parametrize("top, reference", [
-    ("ここで履き物を", "ここでは着物を"),  # kana moved against kanji
-    ("美術しかエ", "美術史家エ"),          # a particle for a noun of the same reading: not the same word
-])
+@pytest.mark.parametrize(
+    "top, reference",
+    [
+        ("ここで履き物を", "ここでは着物を"),  # kana moved against kanji
+        ("美術しかエ", "美術史家エ"),  # a particle for a noun of the same reading: not the same word
+    ],
+)
 def test_another_split_of_the_reading_is_a_segmentation_error(top, reference):
     assert classify_error(top, reference, reference_in_pool=True, lexicon=lexicon) is ErrorClass.SEGMENTATION
 
@@ -65,8 +80,9 @@ def test_another_split_of_the_reading_is_a_segmentation_error(top, reference):
 def test_outside_the_pool_the_dictionary_decides_between_unknown_word_and_not_in_pool():
     # 冬景色 is an entry: the search missed it. 環境先進県 (widened from 県) is none.
     assert classify_error("冬毛式", "冬景色", reference_in_pool=False, lexicon=lexicon) is ErrorClass.NOT_IN_POOL
-    assert classify_error("環境先進権", "環境先進県", reference_in_pool=False,
-                          lexicon=lexicon) is ErrorClass.UNKNOWN_WORD
+    assert (
+        classify_error("環境先進権", "環境先進県", reference_in_pool=False, lexicon=lexicon) is ErrorClass.UNKNOWN_WORD
+    )
 
 
 def test_error_of_judges_against_the_closest_accepted_output_and_knows_the_pool():

@@ -1,5 +1,6 @@
 """frontends/ibus/clients.py: each IBus client's kind, and who writes a composition that ends other than by a key.
 The real clients' behaviour behind the table is tested in tests/integration/test_real_window.py."""
+
 from frontends.ibus.clients import DELIVERY, ClientKind, UndeliveredCommits, client_kind
 
 

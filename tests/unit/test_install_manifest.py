@@ -1,12 +1,21 @@
 """scripts/system_install.py's bookkeeping, on folders of the test's own: what an install records, what an
 uninstall removes (only that), which distributions it copies. tests/integration/test_system_install.py runs the
 whole `make install` against the real frameworks."""
+
 from pathlib import PurePosixPath
 
 import pytest
 
-from scripts.system_install import (COMMANDS, Installer, Layout, command_script, normalized, project_files,
-                                    runtime_distributions, uninstall)
+from scripts.system_install import (
+    COMMANDS,
+    Installer,
+    Layout,
+    command_script,
+    normalized,
+    project_files,
+    runtime_distributions,
+    uninstall,
+)
 
 
 def layout_under(tmp_path) -> Layout:
@@ -30,6 +39,7 @@ def test_each_installed_command_is_one_pyproject_declares():
     import tomllib
 
     from tests.conftest import REPO
+
     declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert {name: declared[name] for name in COMMANDS} == COMMANDS
 
@@ -57,7 +67,11 @@ def test_uninstall_removes_what_was_recorded_and_the_folders_made_for_it_only(tm
 
     uninstall(layout, None)
     assert sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*")) == [
-        "ibus", "prefix", "prefix/share", "prefix/share/other.txt"]
+        "ibus",
+        "prefix",
+        "prefix/share",
+        "prefix/share/other.txt",
+    ]
 
 
 def test_a_staged_install_writes_below_destdir_and_records_the_installed_paths(tmp_path):

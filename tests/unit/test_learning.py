@@ -228,15 +228,19 @@ def test_default_location_follows_xdg_data_home(monkeypatch, tmp_path):
 
 def test_corrupt_file_keeps_good_lines_and_reports_the_rest(history_path, clock):
     history_path.parent.mkdir(parents=True)
-    good = [format_choice_line(LearnedChoice("はし", "橋", 2.0, clock.now)),
-            format_choice_line(LearnedChoice("かみ", "紙", 1.0, clock.now))]
+    good = [
+        format_choice_line(LearnedChoice("はし", "橋", 2.0, clock.now)),
+        format_choice_line(LearnedChoice("かみ", "紙", 1.0, clock.now)),
+    ]
     history_path.write_bytes(
         b"# header\n"
-        + good[0].encode() + b"\n"
+        + good[0].encode()
+        + b"\n"
         + b"\x89PNG\r\n\x1a\n"  # binary garbage
         + "はし\t箸\tlots\t0\n".encode()
         + b"no tabs at all\n"
-        + good[1].encode() + b"\n"
+        + good[1].encode()
+        + b"\n"
         + format_choice_line(LearnedChoice("はし", "端", 1.0, clock.now)).encode()  # no final newline
     )
     history = make_history(history_path, clock)
@@ -291,7 +295,8 @@ def test_killed_writer_leaves_an_old_or_new_file_never_a_torn_one_and_loses_no_c
         path = tmp_path / f"round{round_number}" / FILE_NAME
         writer = subprocess.Popen(
             [sys.executable, "-c", _WRITER.format(base_size=BASE_SIZE), str(path)],
-            stdout=subprocess.PIPE, env=environment,
+            stdout=subprocess.PIPE,
+            env=environment,
         )
         assert writer.stdout.readline() == b"ready\n"
         time.sleep(rng.uniform(0.0, 0.3))

@@ -11,15 +11,31 @@ from hypothesis import strategies as st
 import daemon.converter as converter_module
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
-from daemon.lm import (WEIGHTS_WITH_MODEL, WEIGHTS_WITHOUT_MODEL, BuildOptions, CharNgramLM, Features,
-                       ReadingLength, Weights, build, floored_model_scores, likely_and_unlikely, load_language_model,
-                       model_can_change_the_choice, rescored_order, weights_for)
+from daemon.lm import (
+    WEIGHTS_WITH_MODEL,
+    WEIGHTS_WITHOUT_MODEL,
+    BuildOptions,
+    CharNgramLM,
+    Features,
+    ReadingLength,
+    Weights,
+    build,
+    floored_model_scores,
+    likely_and_unlikely,
+    load_language_model,
+    model_can_change_the_choice,
+    rescored_order,
+    weights_for,
+)
 from daemon.tools.corpus import capped
 from daemon.tools.lm_fit import fit_logit, top1_correct
 from daemon.lm.ngram import BOS, SortedKeys
 
-CORPUS = (["今日はいい天気です。", "今日は雨です。", "明日はいい天気でしょう。", "天気がいい。", "いい天気ですね"] * 3
-          + ["サンフランシスコ"] * 20 + ["犬の", "猫の", "鳥の", "家の", "山の", "雨の日は家にいる。"])
+CORPUS = (
+    ["今日はいい天気です。", "今日は雨です。", "明日はいい天気でしょう。", "天気がいい。", "いい天気ですね"] * 3
+    + ["サンフランシスコ"] * 20
+    + ["犬の", "猫の", "鳥の", "家の", "山の", "雨の日は家にいる。"]
+)
 UNPRUNED = BuildOptions(order=4, min_char_count=1, cutoffs=(1,), quantize=False)
 PRUNED = BuildOptions(order=4, min_char_count=2, cutoffs=(1, 2, 3), quantize=False)
 
@@ -34,8 +50,9 @@ def lm() -> CharNgramLM:
 def test_every_context_is_a_distribution(options, history):
     model = build(CORPUS, options)
     ids = [BOS] + model.encode(history)
-    total = sum(math.exp(model.char_logprob(ids[-(model.order - 1):], target))
-                for target in range(BOS + 1, model.vocab_size))
+    total = sum(
+        math.exp(model.char_logprob(ids[-(model.order - 1) :], target)) for target in range(BOS + 1, model.vocab_size)
+    )
     # Probabilities are stored in half precision (≈ 5e-4 relative); a wrong back-off is off by far more.
     assert total == pytest.approx(1.0, abs=2e-3)
 
@@ -73,8 +90,10 @@ def test_quantized_values_score_within_a_small_error_of_exact_ones(options):
     exact, quantized = build(CORPUS, options), build(CORPUS, replace(options, quantize=True))
     texts = ["今日はいい天気", "京はいい転機", "サンフランシスコの天気", "雨の日は家にいる。"]
     for context in ("", "明日は", "サンフラン"):
-        per_char = [abs(a - b) / max(len(t), 1) for a, b, t in
-                    zip(exact.score(texts, context), quantized.score(texts, context), texts)]
+        per_char = [
+            abs(a - b) / max(len(t), 1)
+            for a, b, t in zip(exact.score(texts, context), quantized.score(texts, context), texts)
+        ]
         assert max(per_char) < 0.05
 
 
@@ -175,7 +194,7 @@ def test_converter_rescores_with_the_language_model(lm, monkeypatch):
     monkeypatch.setattr(converter_module, "weights_for", lambda reading, context, model_ready: Weights(lm=1.0))
     with_lm = Converter(dictionary=dictionary, language_model=lm).candidates(reading)
     assert with_lm[0].text == favourite and with_lm[0].source == "dictionary"
-    assert [c.text for c in Converter(dictionary=dictionary).candidates(reading)][:len(top)] == top
+    assert [c.text for c in Converter(dictionary=dictionary).candidates(reading)][: len(top)] == top
     assert {c.text for c in with_lm} >= set(top)
 
 
@@ -192,7 +211,8 @@ def test_training_sources_are_the_training_splits_only(tmp_path):
         (tmp_path / "wac" / f"{split}.jsonl").write_text(json.dumps({"text": f"{split}の文"}) + "\n", encoding="utf-8")
     (tmp_path / "anthy").mkdir()
     (tmp_path / "anthy" / "train.jsonl").write_text(
-        json.dumps({"surface_segments": ["今日は", "晴れ"]}) + "\n", encoding="utf-8")
+        json.dumps({"surface_segments": ["今日は", "晴れ"]}) + "\n", encoding="utf-8"
+    )
     sources = {source.name: source.lines for source in read_sources(tmp_path)}
     assert sources == {"news": ["一行目", "二行目"], "wac_train": ["trainの文"], "anthy_train": ["今日は晴れ"]}
 
@@ -212,13 +232,27 @@ def test_eval_takes_the_language_model_it_is_given(lm, tmp_path):
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 30), st.floats(-60, 0), st.integers(1, 20), st.integers(1, 8),
-                          st.integers(0, 3), st.floats(-40, 0)), min_size=1, max_size=10))
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 30),
+            st.floats(-60, 0),
+            st.integers(1, 20),
+            st.integers(1, 8),
+            st.integers(0, 3),
+            st.floats(-40, 0),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
 def test_asking_the_model_only_when_it_could_change_the_choice_keeps_the_first_candidate(rows):
     """The equivalence behind Converter's model gate: the same first candidate as always asking the model."""
     weights = WEIGHTS_WITH_MODEL
-    plain = [Features(cost, lm, chars, morphemes, rank, context) for rank, (cost, lm, chars, morphemes, context, _)
-             in enumerate(rows)]
+    plain = [
+        Features(cost, lm, chars, morphemes, rank, context)
+        for rank, (cost, lm, chars, morphemes, context, _) in enumerate(rows)
+    ]
     model = floored_model_scores([row[5] for row in rows])
     asked = [replace(features, model=m) for features, m in zip(plain, model)]
     always = rescored_order(asked, weights)[0]
@@ -232,8 +266,11 @@ def test_the_model_weighs_in_only_on_phrases_with_left_context():
     phrase, sentence = "あ" * PHRASE_MAX_CHARS, "あ" * (PHRASE_MAX_CHARS + 1)
     assert (ReadingLength.of(phrase), ReadingLength.of(sentence)) == (ReadingLength.PHRASE, ReadingLength.SENTENCE)
     assert weights_for(phrase, "前の文。", True) == WEIGHTS_WITH_MODEL
-    assert weights_for(phrase, "", True) == weights_for(phrase, "前の文。", False) == \
-        WEIGHTS_WITHOUT_MODEL[ReadingLength.PHRASE]
+    assert (
+        weights_for(phrase, "", True)
+        == weights_for(phrase, "前の文。", False)
+        == WEIGHTS_WITHOUT_MODEL[ReadingLength.PHRASE]
+    )
     assert weights_for(sentence, "前の文。", True) == WEIGHTS_WITHOUT_MODEL[ReadingLength.SENTENCE]
     assert WEIGHTS_WITH_MODEL.model > 0 and all(w.model == 0 for w in WEIGHTS_WITHOUT_MODEL.values())
 
@@ -263,11 +300,12 @@ def test_unlikely_candidates_come_after_the_kana_forms(monkeypatch):
     reading = "きしゃ"
     best = dictionary.convert(reading, 1)[0].cost
     kana_form = "キシャ"  # the dictionary's entry of it is the same candidate as the kana form
-    far = {c.text for c in dictionary.convert(reading, 10)
-           if (c.cost - best) * 2 / 1000 > UNLIKELY_SCORE_GAP} - {kana_form}
+    far = {c.text for c in dictionary.convert(reading, 10) if (c.cost - best) * 2 / 1000 > UNLIKELY_SCORE_GAP} - {
+        kana_form
+    }
     listed = [c.text for c in converter.candidates(reading)]
     kana_at = listed.index(kana_form)
-    assert far and far <= set(listed[kana_at + 1:])  # still listed, after the kana forms
+    assert far and far <= set(listed[kana_at + 1 :])  # still listed, after the kana forms
     assert not far & set(listed[:kana_at])
     assert listed[0] == dictionary.convert(reading, 1)[0].text
 

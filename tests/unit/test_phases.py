@@ -4,8 +4,18 @@ from daemon.conversion import CandidateSource, ConversionCandidate
 from daemon.composer import Composer
 from daemon.config import Action
 from daemon.keys import key_from_event, keyval_of
-from daemon.phases import (Composing, Converting, Empty, PendingImprovement, Predicting, Segment, committed_text,
-                           composition_of, label_place, listed)
+from daemon.phases import (
+    Composing,
+    Converting,
+    Empty,
+    PendingImprovement,
+    Predicting,
+    Segment,
+    committed_text,
+    composition_of,
+    label_place,
+    listed,
+)
 from daemon.session import list_step
 from ime_protocol import CONTROL_MASK
 
@@ -19,7 +29,11 @@ def test_each_phase_but_empty_carries_its_composition():
     converting = Converting([segment("てんき", "天気")], composing)
     predicting = Predicting(segment("てん", "天気"), composing)
     assert [composition_of(phase) for phase in (Empty(), composing, converting, predicting)] == [
-        None, composing, composing, composing]
+        None,
+        composing,
+        composing,
+        composing,
+    ]
     assert listed(Empty()) is None and listed(composing) is None
     assert listed(converting) is converting.focused and listed(predicting) is predicting.items
 
@@ -50,8 +64,17 @@ def test_labels_choose_on_the_cursor_page_only_where_there_is_a_candidate():
 
 
 def test_list_steps_are_candidates_or_pages():
-    assert [list_step(action, 9) for action in (Action.NEXT_CANDIDATE, Action.PREV_CANDIDATE, Action.PAGE_DOWN,
-                                                 Action.PAGE_UP, Action.COMMIT, None)] == [1, -1, 9, -9, None, None]
+    assert [
+        list_step(action, 9)
+        for action in (
+            Action.NEXT_CANDIDATE,
+            Action.PREV_CANDIDATE,
+            Action.PAGE_DOWN,
+            Action.PAGE_UP,
+            Action.COMMIT,
+            None,
+        )
+    ] == [1, -1, 9, -9, None, None]
 
 
 def test_the_models_ranking_replaces_only_an_untouched_single_segment():

@@ -1,4 +1,5 @@
 """ime_protocol: round trips, strict validation, and decoding hostile bytes into ProtocolError only."""
+
 import copy
 import dataclasses
 import math
@@ -12,13 +13,48 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ime_protocol import (ALT_MASK, CONTROL_MASK, DAEMON_MESSAGES, ERROR_CODES, FRONTEND_MESSAGES, INPUT_MODES,
-                          LOCK_MASK, MAX_ANNOTATION_CHARS, MAX_CANDIDATE_CHARS, MAX_CANDIDATES, MAX_MESSAGE_BYTES,
-                          MAX_PAGE_SIZE, MAX_SEGMENTS, MAX_SHORT_TEXT_CHARS, MAX_TEXT_CHARS,
-                          PROTOCOL_VERSION, RELEASE_MASK, REQUEST_ID_MAX, SHIFT_MASK, SUPER_MASK, UINT32_MAX,
-                          CandidateItem, CandidateWindow, Discard, FocusIn, FocusOut, InputPurpose, KeyEvent, Output,
-                          Preedit, PreeditSegment, ProtocolError, Reset, SegmentStyle, SelectCandidate,
-                          SetInputMode, SurroundingDeletion, SurroundingText, decode, encode)
+from ime_protocol import (
+    ALT_MASK,
+    CONTROL_MASK,
+    DAEMON_MESSAGES,
+    ERROR_CODES,
+    FRONTEND_MESSAGES,
+    INPUT_MODES,
+    LOCK_MASK,
+    MAX_ANNOTATION_CHARS,
+    MAX_CANDIDATE_CHARS,
+    MAX_CANDIDATES,
+    MAX_MESSAGE_BYTES,
+    MAX_PAGE_SIZE,
+    MAX_SEGMENTS,
+    MAX_SHORT_TEXT_CHARS,
+    MAX_TEXT_CHARS,
+    PROTOCOL_VERSION,
+    RELEASE_MASK,
+    REQUEST_ID_MAX,
+    SHIFT_MASK,
+    SUPER_MASK,
+    UINT32_MAX,
+    CandidateItem,
+    CandidateWindow,
+    Discard,
+    FocusIn,
+    FocusOut,
+    InputPurpose,
+    KeyEvent,
+    Output,
+    Preedit,
+    PreeditSegment,
+    ProtocolError,
+    Reset,
+    SegmentStyle,
+    SelectCandidate,
+    SetInputMode,
+    SurroundingDeletion,
+    SurroundingText,
+    decode,
+    encode,
+)
 from tests.conftest import REPO
 
 ALL_MESSAGES = FRONTEND_MESSAGES + DAEMON_MESSAGES
@@ -45,9 +81,12 @@ def surrounding_texts(draw) -> SurroundingText:
 
 @st.composite
 def preedits(draw) -> Preedit:
-    segments = draw(st.lists(st.builds(PreeditSegment, texts(8), st.sampled_from([SegmentStyle.NONE,
-                                                                                 SegmentStyle.UNDERLINE])),
-                             max_size=6))
+    segments = draw(
+        st.lists(
+            st.builds(PreeditSegment, texts(8), st.sampled_from([SegmentStyle.NONE, SegmentStyle.UNDERLINE])),
+            max_size=6,
+        )
+    )
     if segments and draw(st.booleans()):  # at most one segment is being converted
         focused = draw(st.integers(0, len(segments) - 1))
         segments[focused] = PreeditSegment(segments[focused].text, SegmentStyle.HIGHLIGHT)
@@ -59,8 +98,9 @@ def preedits(draw) -> Preedit:
 def candidate_windows(draw) -> CandidateWindow:
     items = draw(st.lists(st.builds(CandidateItem, texts(8), texts(4)), min_size=1, max_size=30))
     page_size = draw(st.integers(1, MAX_PAGE_SIZE))
-    return CandidateWindow(tuple(items), draw(st.integers(0, len(items) - 1)), page_size,
-                           draw(texts(page_size, min_size=page_size)))
+    return CandidateWindow(
+        tuple(items), draw(st.integers(0, len(items) - 1)), page_size, draw(texts(page_size, min_size=page_size))
+    )
 
 
 STRATEGIES = {
@@ -72,9 +112,17 @@ STRATEGIES = {
     Discard: st.just(Discard()),
     SelectCandidate: st.builds(SelectCandidate, st.integers(0, MAX_CANDIDATES - 1), REQUEST_IDS),
     SetInputMode: st.builds(SetInputMode, st.sampled_from(sorted(INPUT_MODES))),
-    Output: st.builds(Output, REQUEST_IDS, st.booleans(), texts(20), preedits(), st.none() | candidate_windows(),
-                      texts(20), st.sampled_from(sorted(INPUT_MODES)),
-                      st.none() | st.builds(SurroundingDeletion, st.integers(1, 50), st.integers(0, 50))),
+    Output: st.builds(
+        Output,
+        REQUEST_IDS,
+        st.booleans(),
+        texts(20),
+        preedits(),
+        st.none() | candidate_windows(),
+        texts(20),
+        st.sampled_from(sorted(INPUT_MODES)),
+        st.none() | st.builds(SurroundingDeletion, st.integers(1, 50), st.integers(0, 50)),
+    ),
 }
 MESSAGES = st.one_of(*STRATEGIES.values())
 
@@ -83,9 +131,16 @@ KEY = KeyEvent(ord("a"), 38, SHIFT_MASK, 7)
 SURROUNDING = SurroundingText("今日は", 1, 3)
 SELECT = SelectCandidate(2, 8)
 WINDOW = CandidateWindow((CandidateItem("今日", ""), CandidateItem("京", "都"), CandidateItem("強", "")), 1, 2, "12")
-OUTPUT = Output(7, True, "", Preedit((PreeditSegment("きょう", SegmentStyle.HIGHLIGHT),
-                                      PreeditSegment("は", SegmentStyle.UNDERLINE)), 4),
-                WINDOW, "きょう", "hiragana", SurroundingDeletion(3, 0))
+OUTPUT = Output(
+    7,
+    True,
+    "",
+    Preedit((PreeditSegment("きょう", SegmentStyle.HIGHLIGHT), PreeditSegment("は", SegmentStyle.UNDERLINE)), 4),
+    WINDOW,
+    "きょう",
+    "hiragana",
+    SurroundingDeletion(3, 0),
+)
 
 
 def wire_of(message) -> dict:
@@ -128,6 +183,7 @@ def maps_in(wire):
 
 # --- Round trips ----------------------------------------------------------------------------------
 
+
 def test_strategies_cover_every_message_type():
     assert set(STRATEGIES) == set(ALL_MESSAGES)
 
@@ -168,6 +224,7 @@ def test_decode_accepts_only_the_expected_types():
 
 # --- Hostile bytes: ProtocolError and nothing else ------------------------------------------------
 
+
 @given(st.binary(max_size=200))
 def test_random_bytes_raise_only_protocol_error(data):
     try:
@@ -177,22 +234,42 @@ def test_random_bytes_raise_only_protocol_error(data):
 
 
 MSGPACK_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.floats() | st.text(max_size=10)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=10)
     | st.binary(max_size=4),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
-    max_leaves=6)
-FIELD_NAMES = sorted({field.name for message_type in ALL_MESSAGES
-                      for field in dataclasses.fields(cast(Any, message_type))})
-TAGS = sorted(wire_of(message)["t"] for message in (KEY, SURROUNDING, SELECT, OUTPUT, FocusOut(), Reset(),
-                                                    Discard(), FocusIn(InputPurpose.URL), SetInputMode("direct")))
+    max_leaves=6,
+)
+FIELD_NAMES = sorted(
+    {field.name for message_type in ALL_MESSAGES for field in dataclasses.fields(cast(Any, message_type))}
+)
+TAGS = sorted(
+    wire_of(message)["t"]
+    for message in (
+        KEY,
+        SURROUNDING,
+        SELECT,
+        OUTPUT,
+        FocusOut(),
+        Reset(),
+        Discard(),
+        FocusIn(InputPurpose.URL),
+        SetInputMode("direct"),
+    )
+)
 
 
 def test_tag_samples_cover_every_message_type():
     assert len(TAGS) == len(ALL_MESSAGES)
 
 
-@given(st.sampled_from(TAGS + ["bogus"]),
-       st.dictionaries(st.sampled_from(FIELD_NAMES + ["extra"]), MSGPACK_VALUES, max_size=5))
+@given(
+    st.sampled_from(TAGS + ["bogus"]),
+    st.dictionaries(st.sampled_from(FIELD_NAMES + ["extra"]), MSGPACK_VALUES, max_size=5),
+)
 def test_random_envelopes_decode_to_a_valid_message_or_protocol_error(tag, fields):
     try:
         message = decode(msgpack.packb({"v": PROTOCOL_VERSION, "t": tag, **fields}))
@@ -205,7 +282,7 @@ def test_random_envelopes_decode_to_a_valid_message_or_protocol_error(tag, field
 @given(MESSAGES, st.data())
 def test_every_truncation_is_malformed(message, data):
     encoded = encode(message)
-    assert_rejected(encoded[:data.draw(st.integers(0, len(encoded) - 1))], "malformed")
+    assert_rejected(encoded[: data.draw(st.integers(0, len(encoded) - 1))], "malformed")
 
 
 # Values that are wrong for every field of every record (True and None are right for some).
@@ -254,54 +331,60 @@ def test_ints_and_nil_where_a_bool_or_record_belongs_are_invalid_fields():
     assert decode(patched(OUTPUT, ("delete_surrounding",), None)).delete_surrounding is None
 
 
-@pytest.mark.parametrize("wire, code", [
-    ({"t": "reset"}, "malformed"),
-    ({"v": None, "t": "reset"}, "malformed"),
-    ({"v": True, "t": "reset"}, "malformed"),
-    ({"v": float(PROTOCOL_VERSION), "t": "reset"}, "malformed"),
-    ({"v": "1", "t": "reset"}, "malformed"),
-    ({"v": PROTOCOL_VERSION + 1, "t": "reset"}, "unknown_version"),
-    ({"v": 0, "t": "reset"}, "unknown_version"),
-    ({"v": -1, "t": "reset"}, "unknown_version"),
-    # the version is checked first
-    ({"v": PROTOCOL_VERSION + 1, "t": "from_the_future", "new_field": 1}, "unknown_version"),
-    ({"v": PROTOCOL_VERSION}, "malformed"),
-    ({"v": PROTOCOL_VERSION, "t": 5}, "malformed"),
-    ({"v": PROTOCOL_VERSION, "t": b"reset"}, "malformed"),
-    ({"v": PROTOCOL_VERSION, "t": "bogus"}, "unknown_type"),
-    ({"v": PROTOCOL_VERSION, "t": "Reset"}, "unknown_type"),
-    # nested records have no tag
-    ({"v": PROTOCOL_VERSION, "t": "preedit", "segments": [], "cursor": 0}, "unknown_type"),
-    ({"v": PROTOCOL_VERSION, "t": "reset", "extra": 0}, "invalid_field"),
-    ({"v": PROTOCOL_VERSION, "t": "reset", 5: 0}, "malformed"),  # non-str map key
-    ({"v": PROTOCOL_VERSION, "t": "reset", b"": 0}, "invalid_field"),  # bin key: an unknown field
-    ([1, "reset"], "malformed"),
-    (1, "malformed"),
-    (None, "malformed"),
-])
+@pytest.mark.parametrize(
+    "wire, code",
+    [
+        ({"t": "reset"}, "malformed"),
+        ({"v": None, "t": "reset"}, "malformed"),
+        ({"v": True, "t": "reset"}, "malformed"),
+        ({"v": float(PROTOCOL_VERSION), "t": "reset"}, "malformed"),
+        ({"v": "1", "t": "reset"}, "malformed"),
+        ({"v": PROTOCOL_VERSION + 1, "t": "reset"}, "unknown_version"),
+        ({"v": 0, "t": "reset"}, "unknown_version"),
+        ({"v": -1, "t": "reset"}, "unknown_version"),
+        # the version is checked first
+        ({"v": PROTOCOL_VERSION + 1, "t": "from_the_future", "new_field": 1}, "unknown_version"),
+        ({"v": PROTOCOL_VERSION}, "malformed"),
+        ({"v": PROTOCOL_VERSION, "t": 5}, "malformed"),
+        ({"v": PROTOCOL_VERSION, "t": b"reset"}, "malformed"),
+        ({"v": PROTOCOL_VERSION, "t": "bogus"}, "unknown_type"),
+        ({"v": PROTOCOL_VERSION, "t": "Reset"}, "unknown_type"),
+        # nested records have no tag
+        ({"v": PROTOCOL_VERSION, "t": "preedit", "segments": [], "cursor": 0}, "unknown_type"),
+        ({"v": PROTOCOL_VERSION, "t": "reset", "extra": 0}, "invalid_field"),
+        ({"v": PROTOCOL_VERSION, "t": "reset", 5: 0}, "malformed"),  # non-str map key
+        ({"v": PROTOCOL_VERSION, "t": "reset", b"": 0}, "invalid_field"),  # bin key: an unknown field
+        ([1, "reset"], "malformed"),
+        (1, "malformed"),
+        (None, "malformed"),
+    ],
+)
 def test_envelope_errors(wire, code):
     assert_rejected(msgpack.packb(wire), code)
 
 
-@pytest.mark.parametrize("data", [
-    b"",
-    b"\xc1",  # never-used msgpack byte
-    encode(KEY) + b"\xc0",  # trailing data
-    encode(KEY) * 2,
-    b"\x83\xa1v\x01\xa1t\xa5reset\xa1v\x01",  # duplicate key "v"
-    b"\x82\xa1v\x01\xa1t\xc7\x01\x05x",  # ext type
-    b"\x82\xa1v\x01\xa1t\xd6\xff\x00\x00\x00\x00",  # timestamp ext
-    b"\x82\xa1v\x01\xa1t\xc4\x01x",  # bin
-    b"\x91" * 100_000 + b"\xc0",  # depth bomb, within the size limit
-    b"\x81\xa1x" * 50_000 + b"\xc0",  # depth bomb of maps
-    b"\xdd\xff\xff\xff\xff",  # array claiming 4 billion items
-    b"\xdf\xff\xff\xff\xff",  # map claiming 4 billion entries
-    b"\xdb\xff\xff\xff\xff",  # str claiming 4 GiB
-    b"\x82\xa1v\x01\xa1t\xa3\xff\xfe\xfd",  # invalid UTF-8
-    patched(SURROUNDING, ("text",), "XYZ").replace(b"XYZ", b"\xed\xa0\x80"),  # UTF-8 encoded lone surrogate
-    patched(SURROUNDING, ("text",), "x" * MAX_TEXT_CHARS * 5),  # str longer than any field may be
-    patched(OUTPUT, ("candidates", "items"), [{}] * (MAX_CANDIDATES + 1)),  # array past the unpack limit
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\xc1",  # never-used msgpack byte
+        encode(KEY) + b"\xc0",  # trailing data
+        encode(KEY) * 2,
+        b"\x83\xa1v\x01\xa1t\xa5reset\xa1v\x01",  # duplicate key "v"
+        b"\x82\xa1v\x01\xa1t\xc7\x01\x05x",  # ext type
+        b"\x82\xa1v\x01\xa1t\xd6\xff\x00\x00\x00\x00",  # timestamp ext
+        b"\x82\xa1v\x01\xa1t\xc4\x01x",  # bin
+        b"\x91" * 100_000 + b"\xc0",  # depth bomb, within the size limit
+        b"\x81\xa1x" * 50_000 + b"\xc0",  # depth bomb of maps
+        b"\xdd\xff\xff\xff\xff",  # array claiming 4 billion items
+        b"\xdf\xff\xff\xff\xff",  # map claiming 4 billion entries
+        b"\xdb\xff\xff\xff\xff",  # str claiming 4 GiB
+        b"\x82\xa1v\x01\xa1t\xa3\xff\xfe\xfd",  # invalid UTF-8
+        patched(SURROUNDING, ("text",), "XYZ").replace(b"XYZ", b"\xed\xa0\x80"),  # UTF-8 encoded lone surrogate
+        patched(SURROUNDING, ("text",), "x" * MAX_TEXT_CHARS * 5),  # str longer than any field may be
+        patched(OUTPUT, ("candidates", "items"), [{}] * (MAX_CANDIDATES + 1)),  # array past the unpack limit
+    ],
+)
 def test_malformed_bytes(data):
     assert_rejected(data, "malformed")
 
@@ -329,6 +412,7 @@ def test_encode_refuses_a_message_over_the_size_limit():
 
 # --- Limits, exactly at and one past ----------------------------------------------------------------
 
+
 def segments_totalling(chars: int) -> list[dict]:
     return [{"text": "x" * (chars // 2), "style": "none"}, {"text": "x" * (chars - chars // 2), "style": "none"}]
 
@@ -343,8 +427,7 @@ LIMIT_CASES = {  # name: (sample message, path to a field, value of size n, larg
     "surrounding_text": (SURROUNDING, ("text",), lambda n: "あ" * n, MAX_TEXT_CHARS),
     "commit": (OUTPUT, ("commit",), lambda n: "字" * n, MAX_TEXT_CHARS),
     "aux": (OUTPUT, ("aux",), lambda n: "x" * n, MAX_SHORT_TEXT_CHARS),
-    "segment_count": (OUTPUT, ("preedit", "segments"), lambda n: [{"text": "x", "style": "none"}] * n,
-                      MAX_SEGMENTS),
+    "segment_count": (OUTPUT, ("preedit", "segments"), lambda n: [{"text": "x", "style": "none"}] * n, MAX_SEGMENTS),
     "preedit_text": (OUTPUT, ("preedit", "segments"), segments_totalling, MAX_TEXT_CHARS),
     "candidate_text": (OUTPUT, ("candidates", "items", 0, "text"), lambda n: "x" * n, MAX_CANDIDATE_CHARS),
     "annotation": (OUTPUT, ("candidates", "items", 0, "annotation"), lambda n: "x" * n, MAX_ANNOTATION_CHARS),
@@ -361,8 +444,10 @@ def test_limits_are_inclusive_and_one_more_is_an_invalid_field(name):
 def test_candidate_count_limit():
     # Decoding never gets this far: the unpacker's array limit is MAX_CANDIDATES (see test_malformed_bytes).
     items = OUTPUT.candidates.items[:1] * MAX_CANDIDATES
-    assert len(decode(encode(dataclasses.replace(OUTPUT, candidates=CandidateWindow(items, 0, 1, "1"))))
-               .candidates.items) == MAX_CANDIDATES
+    assert (
+        len(decode(encode(dataclasses.replace(OUTPUT, candidates=CandidateWindow(items, 0, 1, "1")))).candidates.items)
+        == MAX_CANDIDATES
+    )
     with pytest.raises(ProtocolError, match="invalid_field"):
         CandidateWindow(items + items[:1], 0, 1, "1")
 
@@ -370,6 +455,7 @@ def test_candidate_count_limit():
 def test_page_size_limit():
     def with_page_size(size):
         return CandidateWindow(OUTPUT.candidates.items, 0, size, "a" * size)
+
     assert with_page_size(MAX_PAGE_SIZE).page_size == MAX_PAGE_SIZE
     for size in (0, MAX_PAGE_SIZE + 1):
         with pytest.raises(ProtocolError, match="invalid_field"):
@@ -378,20 +464,24 @@ def test_page_size_limit():
 
 # --- Cursors, indices and other cross-field rules -------------------------------------------------
 
-@pytest.mark.parametrize("message, path, value", [
-    (SURROUNDING, ("cursor",), 4),
-    (SURROUNDING, ("anchor",), 4),
-    (SURROUNDING, ("cursor",), -1),
-    (OUTPUT, ("preedit", "cursor"), 5),
-    (OUTPUT, ("preedit", "segments", 1, "style"), "highlight"),  # two segments being converted
-    (OUTPUT, ("preedit", "segments", 1, "style"), "bold"),
-    (OUTPUT, ("candidates", "cursor"), 3),
-    (OUTPUT, ("candidates", "items"), []),
-    (OUTPUT, ("candidates", "labels"), "123"),
-    (OUTPUT, ("candidates", "page_size"), 0),
-    (OUTPUT, ("mode",), "romaji"),
-    (SELECT, ("index",), -1),
-])
+
+@pytest.mark.parametrize(
+    "message, path, value",
+    [
+        (SURROUNDING, ("cursor",), 4),
+        (SURROUNDING, ("anchor",), 4),
+        (SURROUNDING, ("cursor",), -1),
+        (OUTPUT, ("preedit", "cursor"), 5),
+        (OUTPUT, ("preedit", "segments", 1, "style"), "highlight"),  # two segments being converted
+        (OUTPUT, ("preedit", "segments", 1, "style"), "bold"),
+        (OUTPUT, ("candidates", "cursor"), 3),
+        (OUTPUT, ("candidates", "items"), []),
+        (OUTPUT, ("candidates", "labels"), "123"),
+        (OUTPUT, ("candidates", "page_size"), 0),
+        (OUTPUT, ("mode",), "romaji"),
+        (SELECT, ("index",), -1),
+    ],
+)
 def test_cross_field_and_enum_violations_are_invalid_fields(message, path, value):
     assert_rejected(patched(message, path, value), "invalid_field")
 
@@ -400,7 +490,8 @@ def test_surrounding_text_around_the_cursor_is_cut_to_the_limit():
     text = "".join(chr(0x4E00 + i % 500) for i in range(3 * MAX_TEXT_CHARS))
     start = 2 * MAX_TEXT_CHARS - MAX_TEXT_CHARS // 2
     assert SurroundingText.around_cursor(text, 2 * MAX_TEXT_CHARS, 2 * MAX_TEXT_CHARS + 5) == SurroundingText(
-        text[start:start + MAX_TEXT_CHARS], MAX_TEXT_CHARS // 2, MAX_TEXT_CHARS // 2 + 5)
+        text[start : start + MAX_TEXT_CHARS], MAX_TEXT_CHARS // 2, MAX_TEXT_CHARS // 2 + 5
+    )
     assert SurroundingText.around_cursor(text, 0, 10**6) == SurroundingText(text[:MAX_TEXT_CHARS], 0, MAX_TEXT_CHARS)
     assert SurroundingText.around_cursor("𠮷野", 9, 1) == SurroundingText("𠮷野", 2, 1)  # clamped, in code points
     for unsendable in ("a\x00b", "\ud800", "x" * MAX_TEXT_CHARS * 2 + "\x00"):  # anywhere in the text
@@ -414,40 +505,44 @@ def test_positions_at_the_end_of_the_text_are_valid():
 
 
 # Wrong types on purpose (type: ignore for mypy): the constructors refuse them at run time.
-@pytest.mark.parametrize("construct", [
-    lambda: KeyEvent(True, 0, 0, 0),
-    lambda: KeyEvent(97.0, 0, 0, 0),  # type: ignore[arg-type]
-    lambda: KeyEvent(97, 0, 0, -1),
-    lambda: KeyEvent(97, 0, RELEASE_MASK * 4, 0),
-    lambda: SurroundingText("ab", 3, 0),
-    lambda: SurroundingText("\ud800", 0, 0),
-    lambda: SurroundingText("a\x00b", 0, 0),
-    lambda: SurroundingText(b"ab", 0, 0),  # type: ignore[arg-type]
-    lambda: FocusIn("password"),  # type: ignore[arg-type]
-    lambda: SetInputMode("romaji"),
-    lambda: SelectCandidate(MAX_CANDIDATES, 0),
-    lambda: PreeditSegment("x", "none"),  # type: ignore[arg-type]
-    lambda: Preedit([PreeditSegment("x", SegmentStyle.NONE)], 0),  # type: ignore[arg-type]
-    lambda: Preedit((PreeditSegment("x", SegmentStyle.NONE),), 2),
-    lambda: Preedit(("x",), 0),  # type: ignore[arg-type]
-    lambda: CandidateWindow((), 0, 1, "1"),
-    lambda: CandidateWindow((CandidateItem("a", ""),), 1, 1, "1"),
-    lambda: CandidateWindow((CandidateItem("a", ""),), 0, 2, "1"),
-    lambda: Output(0, 1, "", Preedit((), 0), None, "", "hiragana"),  # type: ignore[arg-type]
-    lambda: Output(0, True, "", None, None, "", "hiragana"),  # type: ignore[arg-type]
-    lambda: Output(0, True, "", Preedit((), 0), CandidateItem("a", ""), "", "hiragana"),  # type: ignore[arg-type]
-    lambda: Output(0, True, "", Preedit((), 0), None, "", "hiragana", (3, 0)),  # type: ignore[arg-type]
-    lambda: SurroundingDeletion(0, 0),
-    lambda: SurroundingDeletion(-1, 2),
-])
+@pytest.mark.parametrize(
+    "construct",
+    [
+        lambda: KeyEvent(True, 0, 0, 0),
+        lambda: KeyEvent(97.0, 0, 0, 0),  # type: ignore[arg-type]
+        lambda: KeyEvent(97, 0, 0, -1),
+        lambda: KeyEvent(97, 0, RELEASE_MASK * 4, 0),
+        lambda: SurroundingText("ab", 3, 0),
+        lambda: SurroundingText("\ud800", 0, 0),
+        lambda: SurroundingText("a\x00b", 0, 0),
+        lambda: SurroundingText(b"ab", 0, 0),  # type: ignore[arg-type]
+        lambda: FocusIn("password"),  # type: ignore[arg-type]
+        lambda: SetInputMode("romaji"),
+        lambda: SelectCandidate(MAX_CANDIDATES, 0),
+        lambda: PreeditSegment("x", "none"),  # type: ignore[arg-type]
+        lambda: Preedit([PreeditSegment("x", SegmentStyle.NONE)], 0),  # type: ignore[arg-type]
+        lambda: Preedit((PreeditSegment("x", SegmentStyle.NONE),), 2),
+        lambda: Preedit(("x",), 0),  # type: ignore[arg-type]
+        lambda: CandidateWindow((), 0, 1, "1"),
+        lambda: CandidateWindow((CandidateItem("a", ""),), 1, 1, "1"),
+        lambda: CandidateWindow((CandidateItem("a", ""),), 0, 2, "1"),
+        lambda: Output(0, 1, "", Preedit((), 0), None, "", "hiragana"),  # type: ignore[arg-type]
+        lambda: Output(0, True, "", None, None, "", "hiragana"),  # type: ignore[arg-type]
+        lambda: Output(0, True, "", Preedit((), 0), CandidateItem("a", ""), "", "hiragana"),  # type: ignore[arg-type]
+        lambda: Output(0, True, "", Preedit((), 0), None, "", "hiragana", (3, 0)),  # type: ignore[arg-type]
+        lambda: SurroundingDeletion(0, 0),
+        lambda: SurroundingDeletion(-1, 2),
+    ],
+)
 def test_invalid_messages_cannot_be_constructed(construct):
     with pytest.raises(ProtocolError) as caught:
         construct()
     assert caught.value.code == "invalid_field"
 
 
-@pytest.mark.parametrize("message, path", [
-    (KEY, ("keyval",)), (OUTPUT, ("preedit", "cursor")), (OUTPUT, ("candidates", "items", 0, "text"))])
+@pytest.mark.parametrize(
+    "message, path", [(KEY, ("keyval",)), (OUTPUT, ("preedit", "cursor")), (OUTPUT, ("candidates", "items", 0, "text"))]
+)
 def test_encode_revalidates_a_tampered_message(message, path):
     message = copy.deepcopy(message)
     tampered = message
@@ -467,6 +562,7 @@ def test_encode_refuses_what_is_not_a_message():
 
 
 # --- Helpers --------------------------------------------------------------------------------------
+
 
 def test_key_event_modifier_helpers():
     key = KeyEvent(ord("c"), 54, CONTROL_MASK | SHIFT_MASK | RELEASE_MASK, 1)
@@ -509,9 +605,11 @@ def test_protocol_error_carries_its_code_and_pickles():
 
 # --- Package boundaries -----------------------------------------------------------------------
 
+
 def test_package_imports_nothing_from_daemon_or_frontends():
-    code = ("import sys, ime_protocol; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('daemon', 'frontends')))")
+    code = (
+        "import sys, ime_protocol; print(sorted(m for m in sys.modules if m.split('.')[0] in ('daemon', 'frontends')))"
+    )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
@@ -520,4 +618,5 @@ def test_package_imports_nothing_from_daemon_or_frontends():
 def test_the_protocols_input_modes_are_the_daemons_enum():
     """ime_protocol imports no daemon (ARCHITECTURE.md), so its name set is tied to the enum here."""
     from daemon.composer import InputMode
+
     assert {mode.value for mode in InputMode} == INPUT_MODES

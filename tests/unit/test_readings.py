@@ -10,18 +10,21 @@ from ime_protocol import SurroundingText
 from tests.fake_conversion import FakeReader
 
 
-@pytest.mark.parametrize("text, reading", [
-    ("今日は良い天気", "きょうはよいてんき"),  # 今日は: noun and particle, not the greeting こんにちは
-    ("今日はいい天気ですね", "きょうはいいてんきですね"),
-    ("東京都に行きました", "とうきょうとにいきました"),
-    ("私の名前は中野です", "わたしのなまえはなかのです"),
-    ("生麦生米生卵", "なまむぎなまごめなまたまご"),
-    ("ひらがな", "ひらがな"),  # kana in, kana out
-    ("テレビを見る", "てれびをみる"),  # katakana reads in hiragana
-    ("Tsuzuriで変換", "Tsuzuriでへんかん"),  # what has no reading stays as written
-    ("「日本語」、入力。", "「にほんご」、にゅうりょく。"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "text, reading",
+    [
+        ("今日は良い天気", "きょうはよいてんき"),  # 今日は: noun and particle, not the greeting こんにちは
+        ("今日はいい天気ですね", "きょうはいいてんきですね"),
+        ("東京都に行きました", "とうきょうとにいきました"),
+        ("私の名前は中野です", "わたしのなまえはなかのです"),
+        ("生麦生米生卵", "なまむぎなまごめなまたまご"),
+        ("ひらがな", "ひらがな"),  # kana in, kana out
+        ("テレビを見る", "てれびをみる"),  # katakana reads in hiragana
+        ("Tsuzuriで変換", "Tsuzuriでへんかん"),  # what has no reading stays as written
+        ("「日本語」、入力。", "「にほんご」、にゅうりょく。"),
+        ("", ""),
+    ],
+)
 @pytest.mark.dictionary
 def test_reading_of_written_text(text, reading):
     assert system_reader().reading_of(text) == reading
@@ -31,27 +34,32 @@ def test_the_cheapest_path_wins_not_the_longest_word():
     # Two ways through 今日は: one word (こんにちは) or two (きょう + は); connection costs decide.
     connection = np.zeros((3, 3), dtype=np.int16)
     connection[1, 2] = -50  # a noun (right id 1) joins a particle (left id 2) cheaply
-    words_from = [[WrittenWord(3, "こんにちは", 0, 0, 100), WrittenWord(2, "きょう", 1, 1, 40)],
-                  [WrittenWord(1, "にち", 0, 0, 500)],
-                  [WrittenWord(1, "は", 2, 2, 30)]]
+    words_from = [
+        [WrittenWord(3, "こんにちは", 0, 0, 100), WrittenWord(2, "きょう", 1, 1, 40)],
+        [WrittenWord(1, "にち", 0, 0, 500)],
+        [WrittenWord(1, "は", 2, 2, 30)],
+    ]
     assert best_reading("今日は", words_from, connection) == "きょうは"  # 40 - 50 + 30 < 100
     connection[1, 2] = 100
     assert best_reading("今日は", words_from, connection) == "こんにちは"
 
 
-@pytest.mark.parametrize("text, cursor, anchor, target", [
-    # selected, cursor at its start
-    ("昨日、今日は良い天気。", 3, 10, ReconversionTarget("今日は良い天気", 0, 7, True)),
-    ("昨日、今日は良い天気。", 10, 3, ReconversionTarget("今日は良い天気", 7, 0, True)),  # cursor at its end
-    ("メモ: 今日は良い天気", 11, 11, ReconversionTarget("今日は良い天気", 7, 0)),  # the run before the cursor
-    ("今日は、良い天気です", 6, 6, ReconversionTarget("良い", 2, 0)),  # a run ends at punctuation
-    ("abc 天気x", 6, 6, ReconversionTarget("天気", 2, 0)),
-    ("天気 abc", 6, 6, None),  # nothing Japanese just before the cursor
-    ("", 0, 0, None),
-    ("今日\n明日", 5, 0, None),  # a line break cannot be in a reading
-    ("  ", 0, 2, None),
-    ("あ" * (MAX_RECONVERTED_CHARS + 1), 0, MAX_RECONVERTED_CHARS + 1, None),
-])
+@pytest.mark.parametrize(
+    "text, cursor, anchor, target",
+    [
+        # selected, cursor at its start
+        ("昨日、今日は良い天気。", 3, 10, ReconversionTarget("今日は良い天気", 0, 7, True)),
+        ("昨日、今日は良い天気。", 10, 3, ReconversionTarget("今日は良い天気", 7, 0, True)),  # cursor at its end
+        ("メモ: 今日は良い天気", 11, 11, ReconversionTarget("今日は良い天気", 7, 0)),  # the run before the cursor
+        ("今日は、良い天気です", 6, 6, ReconversionTarget("良い", 2, 0)),  # a run ends at punctuation
+        ("abc 天気x", 6, 6, ReconversionTarget("天気", 2, 0)),
+        ("天気 abc", 6, 6, None),  # nothing Japanese just before the cursor
+        ("", 0, 0, None),
+        ("今日\n明日", 5, 0, None),  # a line break cannot be in a reading
+        ("  ", 0, 2, None),
+        ("あ" * (MAX_RECONVERTED_CHARS + 1), 0, MAX_RECONVERTED_CHARS + 1, None),
+    ],
+)
 def test_reconversion_target(text, cursor, anchor, target):
     assert reconversion_target(text, cursor, anchor) == target
 

@@ -27,16 +27,18 @@ def test_shipped_registry_lists_the_public_models():
 
 def test_parse_entry_fields():
     entry = parse_registry(GOOD)["m"]
-    assert (entry.format, entry.file, entry.context_chars, entry.hf_repo) == ("zenz-v3", "m.gguf", 40,
-                                                                             "someone/m")
+    assert (entry.format, entry.file, entry.context_chars, entry.hf_repo) == ("zenz-v3", "m.gguf", 40, "someone/m")
 
 
-@pytest.mark.parametrize("broken, message", [
-    (GOOD.replace('format = "zenz-v3"', 'format = "gpt"'), "unknown format"),
-    (GOOD.replace('context_size = 256\n', ""), "lacks context_size"),
-    (GOOD.replace('tokenizer = "gguf"', 'tokenizer = "hf"'), "tokenizer"),
-    ("[models.m\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "broken, message",
+    [
+        (GOOD.replace('format = "zenz-v3"', 'format = "gpt"'), "unknown format"),
+        (GOOD.replace("context_size = 256\n", ""), "lacks context_size"),
+        (GOOD.replace('tokenizer = "gguf"', 'tokenizer = "hf"'), "tokenizer"),
+        ("[models.m\n", "not valid TOML"),
+    ],
+)
 def test_bad_registry_is_reported(broken, message):
     with pytest.raises(RegistryError, match=message):
         parse_registry(broken)
@@ -59,10 +61,14 @@ def test_unknown_name_is_an_error():
 
 
 def test_download_offline_gives_one_clear_line(tmp_path):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
-           "XDG_DATA_HOME": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-m", "daemon.tools.model", "download", "jinen-v2-small"],
-                            capture_output=True, text=True, env=env, timeout=120)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "XDG_DATA_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon.tools.model", "download", "jinen-v2-small"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tsuzuri-model: cannot download"), result.stderr
@@ -70,12 +76,14 @@ def test_download_offline_gives_one_clear_line(tmp_path):
 
 def test_check_verifies_a_local_file(model_path):
     from daemon.tools.model import main, sha256_of
+
     assert main(["check", str(model_path)]) == 0
     assert len(sha256_of(model_path)) == 64
 
 
 def test_the_embedded_default_model_is_shipped_intact():
     from daemon.tools.model import sha256_of
+
     path, entry = resolve_model("default")
     assert entry.source == "embedded" and path.is_file()
     assert path.stat().st_size <= 30 * 1024 * 1024

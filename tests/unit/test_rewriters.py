@@ -130,9 +130,24 @@ def test_number_reading_gives_the_number_forms():
 @given(st.integers(min_value=1, max_value=10**20 - 1))
 def test_kanji_numerals_read_back(value):
     """Spelling the kanji numeral in kana and parsing it gives the value back."""
-    kana = {"一": "いち", "二": "に", "三": "さん", "四": "よん", "五": "ご", "六": "ろく", "七": "なな",
-            "八": "はち", "九": "きゅう", "十": "じゅう", "百": "ひゃく", "千": "せん",
-            "万": "まん", "億": "おく", "兆": "ちょう", "京": "けい"}
+    kana = {
+        "一": "いち",
+        "二": "に",
+        "三": "さん",
+        "四": "よん",
+        "五": "ご",
+        "六": "ろく",
+        "七": "なな",
+        "八": "はち",
+        "九": "きゅう",
+        "十": "じゅう",
+        "百": "ひゃく",
+        "千": "せん",
+        "万": "まん",
+        "億": "おく",
+        "兆": "ちょう",
+        "京": "けい",
+    }
     reading = "".join(kana[c] for c in to_kanji_numeral(value))
     assert parse_number_reading(reading) == value
 
@@ -153,8 +168,13 @@ def test_today_in_every_format():
 
 @pytest.mark.parametrize(
     ("reading", "expected"),
-    [("あした", "2026/11/30"), ("あす", "2026/11/30"), ("あさって", "2026/12/01"),
-     ("きのう", "2026/11/28"), ("おととい", "2026/11/27")],
+    [
+        ("あした", "2026/11/30"),
+        ("あす", "2026/11/30"),
+        ("あさって", "2026/12/01"),
+        ("きのう", "2026/11/28"),
+        ("おととい", "2026/11/27"),
+    ],
 )
 def test_relative_days(reading, expected):
     assert texts(date_rewrites(reading, NOW))[0] == expected
@@ -198,7 +218,9 @@ def test_other_readings_have_no_dates():
 
 def test_kana_variants():
     assert annotated(width_rewrites("がっこう")) == {
-        "がっこう": "ひらがな", "ガッコウ": "カタカナ", "ｶﾞｯｺｳ": "[半]カタカナ",
+        "がっこう": "ひらがな",
+        "ガッコウ": "カタカナ",
+        "ｶﾞｯｺｳ": "[半]カタカナ",
     }
 
 
@@ -243,11 +265,15 @@ def test_symbols():
 def test_name_keys_tiers():
     # ":ネコの顔:" as pykakasi segments it
     assert name_keys([[("ネコ", "ねこ"), ("の", "の"), ("顔", "かお")]]) == {
-        "ねこのかお": TIER_FULL_NAME, "ねこ": TIER_WORD, "かお": TIER_WORD,
+        "ねこのかお": TIER_FULL_NAME,
+        "ねこ": TIER_WORD,
+        "かお": TIER_WORD,
     }
     # ":旗_日本:"
     assert name_keys([[("旗", "はた")], [("日本", "にっぽん")]]) == {
-        "はたにっぽん": TIER_FULL_NAME, "はた": TIER_NAME_PART, "にっぽん": TIER_NAME_PART,
+        "はたにっぽん": TIER_FULL_NAME,
+        "はた": TIER_NAME_PART,
+        "にっぽん": TIER_NAME_PART,
     }
 
 
@@ -258,8 +284,16 @@ def test_name_keys_drop_non_kana_and_particles():
 
 @pytest.mark.parametrize(
     ("reading", "expected"),
-    [("ねこ", {"🐈", "🐱"}), ("いぬ", {"🐕", "🐶"}), ("さくら", {"🌸"}), ("はーと", {"❤️"}),
-     ("わらい", {"🤣"}), ("すし", {"🍣"}), ("ほし", {"⭐"}), ("にほん", {"🇯🇵"})],
+    [
+        ("ねこ", {"🐈", "🐱"}),
+        ("いぬ", {"🐕", "🐶"}),
+        ("さくら", {"🌸"}),
+        ("はーと", {"❤️"}),
+        ("わらい", {"🤣"}),
+        ("すし", {"🍣"}),
+        ("ほし", {"⭐"}),
+        ("にほん", {"🇯🇵"}),
+    ],
 )
 def test_emoji_from_japanese_readings(reading, expected):
     found = texts(emoji_rewrites(reading))
@@ -318,7 +352,6 @@ def test_rewrite_candidates_for_today():
     found = rewrite_candidates("きょう", now=NOW)
     assert found[0].text == "2026/11/29"
     assert "キョウ" in texts(found)
-
 
 
 def test_the_width_candidates_are_what_the_f9_and_f10_keys_write():

@@ -4,8 +4,20 @@ import re
 
 import pytest
 
-from daemon.composer import (MOZC_RULES, Brackets, Composer, InputMode, Punctuation, RomajiTableError, Rule, Slash,
-                             SpaceWidth, SymbolStyle, load_rules, romaji_table)
+from daemon.composer import (
+    MOZC_RULES,
+    Brackets,
+    Composer,
+    InputMode,
+    Punctuation,
+    RomajiTableError,
+    Rule,
+    Slash,
+    SpaceWidth,
+    SymbolStyle,
+    load_rules,
+    romaji_table,
+)
 from daemon.composer.table import MAX_TABLE_BYTES, parse_rules, with_symbol_style
 
 # A hand-written subset of AZIK: a consonant then z/k/j/d/l types the syllable with ん (kz → かん), then
@@ -64,15 +76,29 @@ def azik_file(tmp_path):
 DEFAULT_STYLE = SymbolStyle()
 
 
-def compose(keys: str, rules: dict[str, Rule] = MOZC_RULES, style: SymbolStyle = DEFAULT_STYLE,
-            mode: InputMode = InputMode.HIRAGANA) -> Composer:
+def compose(
+    keys: str,
+    rules: dict[str, Rule] = MOZC_RULES,
+    style: SymbolStyle = DEFAULT_STYLE,
+    mode: InputMode = InputMode.HIRAGANA,
+) -> Composer:
     return Composer(mode, romaji_table(rules, style)).insert(keys)
 
 
-@pytest.mark.parametrize("keys,kana", [
-    ("kz", "かん"), ("kzji", "かんじ"), ("kp", "こう"), ("kq", "かい"), ("sp", "そう"), ("tz", "たん"),
-    ("ki;te", "きって"), ("kk", "きん"), ("kanji", "かんじ"),
-])
+@pytest.mark.parametrize(
+    "keys,kana",
+    [
+        ("kz", "かん"),
+        ("kzji", "かんじ"),
+        ("kp", "こう"),
+        ("kq", "かい"),
+        ("sp", "そう"),
+        ("tz", "たん"),
+        ("ki;te", "きって"),
+        ("kk", "きん"),
+        ("kanji", "かんじ"),
+    ],
+)
 def test_an_azik_table_composes(azik_file, keys, kana):
     composer = compose(keys, load_rules(azik_file))
     assert (composer.preedit(), composer.reading(), composer.raw()) == (kana, kana, keys)
@@ -102,7 +128,10 @@ def test_a_table_with_capitals_is_case_sensitive():
 def test_parse_rules_reads_mozcs_format():
     text = "# comment\n\nkk\tっ\tk\nka\tか\t\t\nka\tカ\n#\t＃\n"
     assert parse_rules(text) == {
-        "kk": Rule("っ", "k"), "ka": Rule("カ"), "#": Rule("＃")}  # a later duplicate wins; `#<TAB>` is a rule
+        "kk": Rule("っ", "k"),
+        "ka": Rule("カ"),
+        "#": Rule("＃"),
+    }  # a later duplicate wins; `#<TAB>` is a rule
 
 
 def test_load_rules_tolerates_a_byte_order_mark(tmp_path):
@@ -111,26 +140,32 @@ def test_load_rules_tolerates_a_byte_order_mark(tmp_path):
     assert load_rules(path) == {"ka": Rule("か")}
 
 
-@pytest.mark.parametrize("text,reason", [
-    ("ka\tか\nkaか\n", "line 2: expected input<TAB>output[<TAB>pending]"),
-    ("ka\tか\t\tNewChunk\n", "line 1: attributes (NewChunk) are not supported"),
-    ("a\tb\tc\td\te\n", "line 1: expected"),
-    ("\tか\n", "line 1: the input is empty"),
-    ("t\t\tか\n", "line 1: pending 'か' is not a proper end of the input"),
-    ("tt\tっ\ttt\n", "line 1: pending 'tt' is not a proper end of the input"),
-])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("ka\tか\nkaか\n", "line 2: expected input<TAB>output[<TAB>pending]"),
+        ("ka\tか\t\tNewChunk\n", "line 1: attributes (NewChunk) are not supported"),
+        ("a\tb\tc\td\te\n", "line 1: expected"),
+        ("\tか\n", "line 1: the input is empty"),
+        ("t\t\tか\n", "line 1: pending 'か' is not a proper end of the input"),
+        ("tt\tっ\ttt\n", "line 1: pending 'tt' is not a proper end of the input"),
+    ],
+)
 def test_parse_rules_names_the_line_it_cannot_use(text, reason):
     with pytest.raises(RomajiTableError, match=re.escape(reason)):
         parse_rules(text)
 
 
-@pytest.mark.parametrize("content,reason", [
-    (None, "cannot read it"),
-    (b"# only a comment\n", "no rules in it"),
-    ("ka\tか\n".encode("utf-16"), "not UTF-8"),
-    (b"a\t\xe3\x81\x82\n" * (MAX_TABLE_BYTES // 5 + 1), "larger than"),
-    (b"ka\n", "line 1: expected"),
-])
+@pytest.mark.parametrize(
+    "content,reason",
+    [
+        (None, "cannot read it"),
+        (b"# only a comment\n", "no rules in it"),
+        ("ka\tか\n".encode("utf-16"), "not UTF-8"),
+        (b"a\t\xe3\x81\x82\n" * (MAX_TABLE_BYTES // 5 + 1), "larger than"),
+        (b"ka\n", "line 1: expected"),
+    ],
+)
 def test_load_rules_says_why_a_file_cannot_be_used(tmp_path, content, reason):
     path = tmp_path / "table.tsv"
     if content is not None:
@@ -144,16 +179,19 @@ def test_load_rules_refuses_what_is_not_a_file(tmp_path):
         load_rules(tmp_path)
 
 
-@pytest.mark.parametrize("style,typed", [
-    (SymbolStyle(), "、。「」・\u3000"),
-    (SymbolStyle(Punctuation.COMMA_PERIOD), "，．「」・\u3000"),
-    (SymbolStyle(Punctuation.COMMA_KUTEN), "，。「」・\u3000"),
-    (SymbolStyle(Punctuation.TOUTEN_PERIOD), "、．「」・\u3000"),
-    (SymbolStyle(brackets=Brackets.SQUARE), "、。［］・\u3000"),
-    (SymbolStyle(slash=Slash.SLASH), "、。「」／\u3000"),
-    (SymbolStyle(space=SpaceWidth.HALF), "、。「」・ "),
-    (SymbolStyle(Punctuation.COMMA_PERIOD, Brackets.SQUARE, Slash.SLASH, SpaceWidth.HALF), "，．［］／ "),
-])
+@pytest.mark.parametrize(
+    "style,typed",
+    [
+        (SymbolStyle(), "、。「」・\u3000"),
+        (SymbolStyle(Punctuation.COMMA_PERIOD), "，．「」・\u3000"),
+        (SymbolStyle(Punctuation.COMMA_KUTEN), "，。「」・\u3000"),
+        (SymbolStyle(Punctuation.TOUTEN_PERIOD), "、．「」・\u3000"),
+        (SymbolStyle(brackets=Brackets.SQUARE), "、。［］・\u3000"),
+        (SymbolStyle(slash=Slash.SLASH), "、。「」／\u3000"),
+        (SymbolStyle(space=SpaceWidth.HALF), "、。「」・ "),
+        (SymbolStyle(Punctuation.COMMA_PERIOD, Brackets.SQUARE, Slash.SLASH, SpaceWidth.HALF), "，．［］／ "),
+    ],
+)
 def test_symbol_styles(style, typed):
     composer = compose(",.[]/ ", style=style)
     assert (composer.preedit(), composer.reading(), composer.raw()) == (typed, typed, ",.[]/ ")

@@ -8,8 +8,14 @@ from hypothesis import strategies as st
 
 from daemon.engine.constraint import SpellingConstraint
 from daemon.engine.lookahead import JacobiWindow, LookaheadSettings, NgramPool
-from daemon.engine.search import (beam_search, constrained_rows, greedy_search, log_softmax,
-                                  permutation_plan, top_expansions)
+from daemon.engine.search import (
+    beam_search,
+    constrained_rows,
+    greedy_search,
+    log_softmax,
+    permutation_plan,
+    top_expansions,
+)
 
 VOCAB = 6
 STOP = 0
@@ -17,7 +23,7 @@ STOP = 0
 
 def toy_logprobs(prefix: tuple[int, ...]) -> np.ndarray:
     """A deterministic next-token distribution that depends on the whole prefix."""
-    rng = np.random.default_rng(hash(prefix) % (2 ** 32))
+    rng = np.random.default_rng(hash(prefix) % (2**32))
     return log_softmax(rng.normal(0, 2, VOCAB))
 
 
@@ -61,10 +67,27 @@ def test_wide_beam_equals_exhaustive_search():
 
 
 # Words over a 4-character reading, tokens 1..5: the ways to spell it are few enough to enumerate.
-SPANS = [(0, 1, (1,)), (0, 2, (2,)), (0, 2, (1, 3)), (1, 2, (3,)), (1, 3, (4, 5)), (2, 3, (5,)),
-         (2, 4, (2, 2)), (3, 4, (1,)), (3, 4, (4,))]
-SPELLINGS = [(1, 3, 5, 1), (1, 3, 5, 4), (1, 3, 2, 2), (1, 4, 5, 1), (1, 4, 5, 4), (2, 5, 1), (2, 5, 4),
-             (2, 2, 2)]  # 1 3 also as the one word (0, 2, (1, 3))
+SPANS = [
+    (0, 1, (1,)),
+    (0, 2, (2,)),
+    (0, 2, (1, 3)),
+    (1, 2, (3,)),
+    (1, 3, (4, 5)),
+    (2, 3, (5,)),
+    (2, 4, (2, 2)),
+    (3, 4, (1,)),
+    (3, 4, (4,)),
+]
+SPELLINGS = [
+    (1, 3, 5, 1),
+    (1, 3, 5, 4),
+    (1, 3, 2, 2),
+    (1, 4, 5, 1),
+    (1, 4, 5, 4),
+    (2, 5, 1),
+    (2, 5, 4),
+    (2, 2, 2),
+]  # 1 3 also as the one word (0, 2, (1, 3))
 
 
 def test_constrained_beam_equals_exhaustive_search_over_the_spellings():
@@ -114,7 +137,7 @@ def toy_greedy(max_new: int, draft=(), lookahead: LookaheadSettings | None = Non
     last: list[int] = []
 
     def propose(tokens):
-        guesses = [tuple(draft[len(tokens):])] if tuple(draft[:len(tokens)]) == tokens else []
+        guesses = [tuple(draft[len(tokens) :])] if tuple(draft[: len(tokens)]) == tokens else []
         return guesses + (pool.following(tokens[-1]) if pool else [])
 
     def verify(token, guesses):
@@ -123,12 +146,13 @@ def toy_greedy(max_new: int, draft=(), lookahead: LookaheadSettings | None = Non
         rows = {(): next_logprobs(base)}
         for guess in guesses:
             for k in range(len(guess)):
-                rows[guess[:k + 1]] = next_logprobs(base + guess[:k + 1])
+                rows[guess[: k + 1]] = next_logprobs(base + guess[: k + 1])
         window_rows = window.rows() if window else []
         predictions = {}
         for row in window_rows:
-            seen = sorted((r.offset, r.token) for r in window_rows
-                          if set(r.columns) & set(row.columns) and r.offset <= row.offset)
+            seen = sorted(
+                (r.offset, r.token) for r in window_rows if set(r.columns) & set(row.columns) and r.offset <= row.offset
+            )
             if row.predicts:
                 predictions[row.columns[0]] = int(np.argmax(next_logprobs(base + tuple(t for _, t in seen))))
         if window:
@@ -176,8 +200,13 @@ def test_a_correct_draft_is_verified_in_one_batch():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(1, 14), st.integers(1, 4), st.integers(3, 5), st.integers(1, 4),
-       st.lists(st.integers(0, VOCAB - 1), max_size=8))
+@given(
+    st.integers(1, 14),
+    st.integers(1, 4),
+    st.integers(3, 5),
+    st.integers(1, 4),
+    st.lists(st.integers(0, VOCAB - 1), max_size=8),
+)
 def test_lookahead_never_changes_the_greedy_result(max_new, window, ngram, per_token, draft):
     plain, _ = toy_greedy(max_new)
     ahead, batches = toy_greedy(max_new, draft, LookaheadSettings(window, ngram, per_token))
@@ -208,8 +237,12 @@ def test_the_window_lays_columns_out_diagonally_and_moves_up_a_level():
     window = JacobiWindow(LookaheadSettings(window=3, ngram=3, per_token=1), [10, 11, 12, 13, 14, 15])
     assert window.levels == [[10, 11, 12], [13, 14, 15]]
     assert [(r.token, r.offset, r.columns, r.predicts) for r in window.rows()] == [
-        (11, 1, (1, 2), False), (12, 2, (2,), False),
-        (13, 1, (0,), True), (14, 2, (1,), True), (15, 3, (2,), True)]
+        (11, 1, (1, 2), False),
+        (12, 2, (2,), False),
+        (13, 1, (0,), True),
+        (14, 2, (1,), True),
+        (15, 3, (2,), True),
+    ]
     assert window.shift(9, [20, 21, 22]) == [(9, 13, 20), (11, 14, 21), (12, 15, 22)]
     assert window.levels == [[13, 14, 15], [20, 21, 22]]
 
@@ -237,20 +270,23 @@ def simulate(ops, cache):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 8).flatmap(
-    lambda beam: st.tuples(st.just(beam),
-                           st.lists(st.integers(0, beam - 1), min_size=1, max_size=beam))))
+@given(
+    st.integers(1, 8).flatmap(
+        lambda beam: st.tuples(st.just(beam), st.lists(st.integers(0, beam - 1), min_size=1, max_size=beam))
+    )
+)
 def test_permutation_plan_moves_each_parent_into_its_child_slot(case):
     beam, parents = case
     n_live = max(parents) + 1
     cache = [f"hyp{i}" if i < n_live else None for i in range(2 * beam)]
     result = simulate(permutation_plan(parents, beam), list(cache))
-    assert result[:len(parents)] == [cache[p] for p in parents]
-    assert all(slot is None for slot in result[len(parents):])  # scratch and unused slots are free
+    assert result[: len(parents)] == [cache[p] for p in parents]
+    assert all(slot is None for slot in result[len(parents) :])  # scratch and unused slots are free
 
 
 def test_permutation_plan_rejects_out_of_range_parents():
     import pytest
+
     with pytest.raises(ValueError):
         permutation_plan([0, 3], beam=3)
     with pytest.raises(ValueError):

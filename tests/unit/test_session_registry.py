@@ -2,8 +2,14 @@
 
 import pytest
 
-from daemon.session_registry import (MAX_SESSIONS, MAX_SESSIONS_PER_PROCESS, NotSessionOwner, SessionLimitReached,
-                                     SessionRegistry, UnknownSession)
+from daemon.session_registry import (
+    MAX_SESSIONS,
+    MAX_SESSIONS_PER_PROCESS,
+    NotSessionOwner,
+    SessionLimitReached,
+    SessionRegistry,
+    UnknownSession,
+)
 
 
 class FakeSession:
@@ -18,7 +24,12 @@ def test_sessions_are_named_in_order_and_found_by_their_owner():
     assert registry.names() == ["/s/1", "/s/2"] and len(registry) == 2
     entry = registry.lookup(first, ":1.1")
     assert (entry.owner, entry.owner_pid, entry.generation, entry.keys, entry.background_task) == (
-        ":1.1", 100, 0, 0, None)
+        ":1.1",
+        100,
+        0,
+        0,
+        None,
+    )
     assert isinstance(entry.session, FakeSession)
     assert [e.owner for e in registry.entries()] == [":1.1", ":1.2"]
 

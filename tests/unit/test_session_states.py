@@ -13,14 +13,28 @@ from daemon.keys import KeySpec, key_from_event
 from daemon.phases import COMPOSITION_FULL_NOTICE, Composing, Converting, Empty, Predicting, carried_over
 from daemon.session import InputSession
 from daemon.session_settings import SessionSettings, romaji_table_of
-from ime_protocol import (CONTROL_MASK, RELEASE_MASK, SHIFT_MASK, InputPurpose, SegmentStyle, SurroundingDeletion,
-                          SurroundingText)
+from ime_protocol import (
+    CONTROL_MASK,
+    RELEASE_MASK,
+    SHIFT_MASK,
+    InputPurpose,
+    SegmentStyle,
+    SurroundingDeletion,
+    SurroundingText,
+)
 from tests.fake_conversion import FakeConversion, FakeReader
 from tests.session_keys import press, type_text
 
-WORDS = {"きょう": ["今日", "京"], "は": ["は", "葉"], "いい": ["良い", "いい"], "てんき": ["天気", "転機"],
-         "きょうは": ["今日は"], "きょうはいいてんき": ["今日は良い天気", "今日はいい天気"], "てん": ["点"],
-         "き": ["木"]}
+WORDS = {
+    "きょう": ["今日", "京"],
+    "は": ["は", "葉"],
+    "いい": ["良い", "いい"],
+    "てんき": ["天気", "転機"],
+    "きょうは": ["今日は"],
+    "きょうはいいてんき": ["今日は良い天気", "今日はいい天気"],
+    "てん": ["点"],
+    "き": ["木"],
+}
 
 
 @pytest.fixture
@@ -54,6 +68,7 @@ def test_a_choice_that_cannot_be_kept_is_said_in_the_panel_once(session, convers
 
 def test_a_long_reason_for_an_unkept_choice_is_cut_to_the_auxiliary_lines_length(session, conversion):
     from ime_protocol import MAX_SHORT_TEXT_CHARS
+
     conversion.keeping_problem = "learning.tsv cannot be read ([Errno 13] Permission denied: '/" + "d/" * 200 + "')"
     press(session, *"kyou", "space")
     out = press(session, "Return")
@@ -73,8 +88,11 @@ def test_segments_come_from_the_conversions_cut_and_resizing_re_cuts_the_rest(se
     press(session, *"kyouhaiitenki", "space")
     out = press(session, "Right")  # a segment operation cuts the whole conversion into bunsetsu
     assert [s.reading for s in session.phase.segments] == ["きょうは", "いい", "てんき"]
-    assert [s.style for s in out.preedit.segments] == [SegmentStyle.UNDERLINE, SegmentStyle.HIGHLIGHT,
-                                                       SegmentStyle.UNDERLINE]
+    assert [s.style for s in out.preedit.segments] == [
+        SegmentStyle.UNDERLINE,
+        SegmentStyle.HIGHLIGHT,
+        SegmentStyle.UNDERLINE,
+    ]
     press(session, "Right")
     out = press(session, "Left", modifiers=SHIFT_MASK)  # てんき → てん; き follows on its own
     assert [s.reading for s in session.phase.segments] == ["きょうは", "いい", "てん", "き"]
@@ -169,6 +187,7 @@ def test_without_live_conversion_keys_show_kana_and_convert_nothing(session, con
 
 # -- typing, modes, keys and limits (moved from the real-dictionary tests: none needs a dictionary) ----
 
+
 def test_typing_composes_and_shows_pending_romaji(session):
     out = type_text(session, "kyouky")
     assert out.consumed and out.preedit.text == "きょうky"
@@ -252,8 +271,9 @@ def test_muhenkan_does_not_drop_a_composition(session):
 
 
 def test_a_chord_binding_wins_over_a_plain_one(session):
-    settings = SessionSettings(bindings={**session.settings.bindings,
-                                         Action.COMMIT: (KeySpec.parse("Return"), KeySpec.parse("ctrl+m"))})
+    settings = SessionSettings(
+        bindings={**session.settings.bindings, Action.COMMIT: (KeySpec.parse("Return"), KeySpec.parse("ctrl+m"))}
+    )
     key = key_from_event(keyval_of("m"), CONTROL_MASK)
     assert settings.actions(key) == [Action.COMMIT]
     assert settings.action(key_from_event(keyval_of("space"), CONTROL_MASK)) is Action.TOGGLE_INPUT
@@ -263,8 +283,12 @@ def test_a_chord_binding_wins_over_a_plain_one(session):
 
 
 def test_symbol_styles_apply_in_a_session(session):
-    styled = session_typing(session, InputSettings(punctuation=Punctuation.COMMA_PERIOD, brackets=Brackets.SQUARE,
-                                                   slash=Slash.SLASH, space=SpaceWidth.HALF))
+    styled = session_typing(
+        session,
+        InputSettings(
+            punctuation=Punctuation.COMMA_PERIOD, brackets=Brackets.SQUARE, slash=Slash.SLASH, space=SpaceWidth.HALF
+        ),
+    )
     assert press(styled, "space").commit == " "
     assert type_text(styled, "[a,i.]/").preedit.text == "［あ，い．］／"
     assert press(styled, "Return").commit == "［あ，い．］／"

@@ -1,6 +1,6 @@
 """The tree passes the static checks configured in pyproject.toml: ruff's lint rules (pycodestyle, pyflakes,
-bugbear, pyupgrade) and mypy's type checks, on the whole tree: the Conversion protocol, the message records and the
-enums are checked, not hoped."""
+bugbear, pyupgrade), ruff's formatting (`ruff format` writes it) and mypy's type checks, on the whole tree: the
+Conversion protocol, the message records and the enums are checked, not hoped."""
 
 import subprocess
 import sys
@@ -15,6 +15,11 @@ def run(*command: str) -> subprocess.CompletedProcess:
 
 def test_ruff_finds_nothing():
     done = run("ruff", "check", "--no-cache", "--output-format", "concise", str(ROOT))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_tree_is_formatted_as_ruff_format_writes_it():
+    done = run("ruff", "format", "--check", "--no-cache", str(ROOT))
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -53,6 +53,7 @@ asyncio.run(main())
 
 # -- sd_notify ------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def no_systemd(monkeypatch):
     for variable in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
@@ -81,8 +82,13 @@ def test_notify_sends_datagrams_to_the_socket(no_systemd, tmp_path, monkeypatch)
         monkeypatch.setenv("NOTIFY_SOCKET", str(tmp_path / "notify"))
         assert sd_notify.ready() and sd_notify.status("loading\nthe model") and sd_notify.watchdog_ping()
         assert sd_notify.stopping() and sd_notify.notify("EXTEND_TIMEOUT_USEC=5000000")
-        assert receive_all(listener) == [b"READY=1", b"STATUS=loading the model", b"WATCHDOG=1", b"STOPPING=1",
-                                         b"EXTEND_TIMEOUT_USEC=5000000"]
+        assert receive_all(listener) == [
+            b"READY=1",
+            b"STATUS=loading the model",
+            b"WATCHDOG=1",
+            b"STOPPING=1",
+            b"EXTEND_TIMEOUT_USEC=5000000",
+        ]
 
 
 def test_notify_reaches_an_abstract_socket(no_systemd, monkeypatch):
@@ -100,14 +106,17 @@ def test_notify_returns_false_when_it_cannot_send(no_systemd, monkeypatch, addre
     assert sd_notify.watchdog_ping() is False
 
 
-@pytest.mark.parametrize(("usec", "pid", "interval"), [
-    ("30000000", None, 15.0),
-    ("30000000", "self", 15.0),
-    ("30000000", "other", None),
-    ("0", None, None),
-    ("soon", None, None),
-    ("30000000", "nobody", None),
-])
+@pytest.mark.parametrize(
+    ("usec", "pid", "interval"),
+    [
+        ("30000000", None, 15.0),
+        ("30000000", "self", 15.0),
+        ("30000000", "other", None),
+        ("0", None, None),
+        ("soon", None, None),
+        ("30000000", "nobody", None),
+    ],
+)
 def test_watchdog_interval_is_half_the_timeout_for_this_process(no_systemd, monkeypatch, usec, pid, interval):
     monkeypatch.setenv("WATCHDOG_USEC", usec)
     if pid is not None:
@@ -116,6 +125,7 @@ def test_watchdog_interval_is_half_the_timeout_for_this_process(no_systemd, monk
 
 
 # -- the installer --------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def xdg(tmp_path, monkeypatch):
@@ -190,11 +200,14 @@ def test_uninstall_removes_the_files_and_the_enablement_link(xdg, daemon_script,
     assert f"not installed: {unit_path(xdg)}" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("daemon", "message"), [
-    ("relative/tsuzuri-daemon", "must be absolute"),
-    ("/nonexistent/tsuzuri-daemon", "not an executable file"),
-    ("/opt/it's/tsuzuri-daemon", "quotes, backslashes or control characters"),
-])
+@pytest.mark.parametrize(
+    ("daemon", "message"),
+    [
+        ("relative/tsuzuri-daemon", "must be absolute"),
+        ("/nonexistent/tsuzuri-daemon", "not an executable file"),
+        ("/opt/it's/tsuzuri-daemon", "quotes, backslashes or control characters"),
+    ],
+)
 def test_install_refuses_a_daemon_path_it_cannot_use(xdg, capsys, daemon, message):
     with pytest.raises(SystemExit) as exit_info:
         install.main(["install", "--daemon", daemon])
@@ -211,25 +224,36 @@ def test_install_without_a_daemon_in_this_environment_says_so(xdg, tmp_path, mon
 
 def test_reference_copies_in_systemd_folder_are_rendered_from_the_templates():
     for service_file in install.SERVICE_FILES:
-        assert (REPO / "systemd" / service_file.name).read_text(encoding="utf-8") == \
-            service_file.render(PACKAGED_DAEMON), (
-                f"systemd/{service_file.name} is stale: regenerate it with `python -m daemon.tools.install "
-                f"--daemon {PACKAGED_DAEMON} --output-dir systemd`")
+        assert (REPO / "systemd" / service_file.name).read_text(encoding="utf-8") == service_file.render(
+            PACKAGED_DAEMON
+        ), (
+            f"systemd/{service_file.name} is stale: regenerate it with `python -m daemon.tools.install "
+            f"--daemon {PACKAGED_DAEMON} --output-dir systemd`"
+        )
 
 
 # -- systemd-analyze ------------------------------------------------------------------------------
 
+
 def systemd_analyze_verify(unit: Path, runtime_dir: Path) -> str:
     """Everything `systemd-analyze verify --user` says about `unit` (it exits 0 on warnings)."""
-    result = subprocess.run(["systemd-analyze", "verify", "--user", "--man=no", str(unit)],
-                            env={**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir)},
-                            capture_output=True, text=True, timeout=60)
-    return f"exit status {result.returncode}\n{result.stdout}{result.stderr}" if (
-        result.returncode or result.stdout or result.stderr) else ""
+    result = subprocess.run(
+        ["systemd-analyze", "verify", "--user", "--man=no", str(unit)],
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return (
+        f"exit status {result.returncode}\n{result.stdout}{result.stderr}"
+        if (result.returncode or result.stdout or result.stderr)
+        else ""
+    )
 
 
-needs_systemd_analyze = pytest.mark.skipif(shutil.which("systemd-analyze") is None,
-                                           reason="systemd-analyze not installed (Debian package: systemd)")
+needs_systemd_analyze = pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed (Debian package: systemd)"
+)
 
 
 @needs_systemd_analyze
@@ -246,6 +270,7 @@ def test_systemd_analyze_verify_does_catch_a_missing_daemon(xdg):
 
 # -- D-Bus activation -----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def private_session_bus(xdg):
     """A dbus-daemon whose only service directory is the one the installer writes to."""
@@ -254,9 +279,16 @@ def private_session_bus(xdg):
 
 
 async def call_bus(bus: MessageBus, member: str, signature: str = "", body: list | None = None) -> list:
-    reply = await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
-                                   interface="org.freedesktop.DBus", member=member, signature=signature,
-                                   body=body or []))
+    reply = await bus.call(
+        Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member=member,
+            signature=signature,
+            body=body or [],
+        )
+    )
     assert reply.message_type is MessageType.METHOD_RETURN, reply.body
     return reply.body
 
@@ -271,10 +303,12 @@ async def test_the_bus_activates_the_installed_daemon(xdg, daemon_script, privat
         assert BUS_NAME in (await call_bus(bus, "ListActivatableNames"))[0]
         assert await call_bus(bus, "NameHasOwner", "s", [BUS_NAME]) == [False]
 
-        reply = await asyncio.wait_for(bus.call(Message(destination=BUS_NAME, path=OBJECT_PATH, interface=BUS_NAME,
-                                                        member="Ping")), timeout=60)
-        assert (reply.message_type, reply.body) == (MessageType.METHOD_RETURN, ["pong"]), \
-            (xdg / "dbus-daemon.log").read_text()
+        reply = await asyncio.wait_for(
+            bus.call(Message(destination=BUS_NAME, path=OBJECT_PATH, interface=BUS_NAME, member="Ping")), timeout=60
+        )
+        assert (reply.message_type, reply.body) == (MessageType.METHOD_RETURN, ["pong"]), (
+            xdg / "dbus-daemon.log"
+        ).read_text()
         [activated_pid] = await call_bus(bus, "GetConnectionUnixProcessID", "s", [BUS_NAME])
         command_line = Path(f"/proc/{activated_pid}/cmdline").read_bytes().split(b"\0")
         assert str(daemon_script).encode() in command_line  # started through Exec=, awkward path intact

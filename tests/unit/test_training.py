@@ -9,8 +9,17 @@ import pytest
 
 from tests.conftest import REPO
 
-from training.data import (Pair, Unit, cut_spans, sentence_pairs, text_units, token_reading, typable,
-                           wac_pairs, wac_units)
+from training.data import (
+    Pair,
+    Unit,
+    cut_spans,
+    sentence_pairs,
+    text_units,
+    token_reading,
+    typable,
+    wac_pairs,
+    wac_units,
+)
 
 torch = pytest.importorskip("torch", reason="training needs torch (pip install -e .[train])")
 
@@ -24,6 +33,7 @@ WAC_TRAIN = REPO.parent / "shared" / "corpus" / "wac" / "train.jsonl"  # CI lays
 
 # -- pure data functions --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n_units", [0, 1, 2, 5, 17])
 def test_cut_spans_partitions_into_one_to_four_units(n_units):
     for seed in range(20):
@@ -32,14 +42,21 @@ def test_cut_spans_partitions_into_one_to_four_units(n_units):
         assert all(1 <= end - start <= 4 for start, end in spans)
 
 
-UNITS = [Unit("人称とは、", "ニンショウトハ、"), Unit("文法の", "ブンポウノ"), Unit("用語で", "ヨウゴデ"),
-         Unit("1949年に", "1949ネンニ"), Unit("東京　Tower", "トウキョウ　Tower")]
+UNITS = [
+    Unit("人称とは、", "ニンショウトハ、"),
+    Unit("文法の", "ブンポウノ"),
+    Unit("用語で", "ヨウゴデ"),
+    Unit("1949年に", "1949ネンニ"),
+    Unit("東京　Tower", "トウキョウ　Tower"),
+]
 
 
 def test_sentence_pairs_context_is_preceding_text_plus_sentence_prefix():
     pairs = list(sentence_pairs(UNITS, "前の文。", [(0, 1), (1, 3)], "wac"))
-    assert pairs == [Pair("前の文。", "ニンショウトハ、", "人称とは、", "wac"),
-                     Pair("前の文。人称とは、", "ブンポウノヨウゴデ", "文法の用語で", "wac")]
+    assert pairs == [
+        Pair("前の文。", "ニンショウトハ、", "人称とは、", "wac"),
+        Pair("前の文。人称とは、", "ブンポウノヨウゴデ", "文法の用語で", "wac"),
+    ]
 
 
 def test_sentence_pairs_drop_short_long_and_untypable_readings():
@@ -52,8 +69,12 @@ def test_sentence_pairs_drop_short_long_and_untypable_readings():
 
 
 def test_wac_units_join_morphemes_per_bunsetsu_in_katakana():
-    record = {"doc": "d1", "text": "人称とは、文法", "morphs": [["人称", "にんしょう"], ["と", "と"], ["は", "は"],
-                                                          ["、", "、"], ["文法", "ぶんぽう"]], "bnst": [0, 4]}
+    record = {
+        "doc": "d1",
+        "text": "人称とは、文法",
+        "morphs": [["人称", "にんしょう"], ["と", "と"], ["は", "は"], ["、", "、"], ["文法", "ぶんぽう"]],
+        "bnst": [0, 4],
+    }
     assert wac_units(record) == [Unit("人称とは、", "ニンショウトハ、"), Unit("文法", "ブンポウ")]
 
 
@@ -61,11 +82,17 @@ def test_wac_pairs_context_runs_within_a_document_only():
     def line(doc, text, reading):
         return json.dumps({"doc": doc, "text": text, "morphs": [[text, reading]], "bnst": [0]})
 
-    lines = [line("a", "最初の文です。", "さいしょのぶんです。"), line("a", "次の文です。", "つぎのぶんです。"),
-             line("b", "別の文書です。", "べつのぶんしょです。")]
+    lines = [
+        line("a", "最初の文です。", "さいしょのぶんです。"),
+        line("a", "次の文です。", "つぎのぶんです。"),
+        line("b", "別の文書です。", "べつのぶんしょです。"),
+    ]
     pairs = list(wac_pairs(lines, random.Random(0)))
     assert [(p.context, p.reading) for p in pairs] == [
-        ("", "サイショノブンデス。"), ("最初の文です。", "ツギノブンデス。"), ("", "ベツノブンショデス。")]
+        ("", "サイショノブンデス。"),
+        ("最初の文です。", "ツギノブンデス。"),
+        ("", "ベツノブンショデス。"),
+    ]
 
 
 def test_token_reading_uses_unidic_kana_and_types_kana_as_written():
@@ -78,14 +105,20 @@ def test_token_reading_uses_unidic_kana_and_types_kana_as_written():
 
 
 def test_text_units_attach_function_words_and_compound_nouns():
-    tokens = [("東京", "名詞", "固有名詞", "トウキョウ"), ("都", "名詞", "普通名詞", "ト"),
-              ("へ", "助詞", "格助詞", "ヘ"), ("行こ", "動詞", "一般", "イコ"), ("う", "助動詞", "*", "ウ"),
-              ("。", "補助記号", "句点", "")]
+    tokens = [
+        ("東京", "名詞", "固有名詞", "トウキョウ"),
+        ("都", "名詞", "普通名詞", "ト"),
+        ("へ", "助詞", "格助詞", "ヘ"),
+        ("行こ", "動詞", "一般", "イコ"),
+        ("う", "助動詞", "*", "ウ"),
+        ("。", "補助記号", "句点", ""),
+    ]
     assert text_units(tokens) == [Unit("東京都へ", "トウキョウトヘ"), Unit("行こう。", "イコウ。")]
     assert text_units([("謎", "名詞", "普通名詞", None)]) is None
 
 
 # -- model and tokens ---------------------------------------------------------------------------
+
 
 def test_batch_labels_cover_output_tokens_and_eos_only():
     tokens, labels = batch_tensors([([5, 6, 7, 8, EOS], 3), ([5, 6, 9, EOS], 3)])
@@ -109,8 +142,9 @@ def tiny_export(tmp_path_factory):
     with torch.no_grad():
         for name, param in model.named_parameters():
             param.add_(torch.randn_like(param) * (0.3 if "norm" in name else 0.05))
-    path = write_gguf(tmp_path_factory.mktemp("export") / "tiny-f32.gguf", vocab, model.shape,
-                      model.export_weights(), dtype="f32")
+    path = write_gguf(
+        tmp_path_factory.mktemp("export") / "tiny-f32.gguf", vocab, model.shape, model.export_weights(), dtype="f32"
+    )
     return model, vocab, path
 
 
@@ -141,6 +175,7 @@ def test_exported_gguf_logits_match_pytorch(tiny_export):
 
 # -- the whole pipeline -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_corpus(tmp_path_factory):
     if not WAC_TRAIN.is_file():
@@ -150,16 +185,36 @@ def tiny_corpus(tmp_path_factory):
     with open(WAC_TRAIN, encoding="utf-8") as f:
         (corpus / "wac" / "train.jsonl").write_text("".join(f.readline() for _ in range(30)), encoding="utf-8")
     dev = corpus / "dev.jsonl"
-    dev.write_text("".join(json.dumps({"context": c, "input": r, "expected": [s]}, ensure_ascii=False) + "\n"
-                           for c, r, s in [("", "ニンショウトハ", "人称とは"),
-                                           ("今日は", "テンキガイイ", "天気がいい")]),
-                   encoding="utf-8")
+    dev.write_text(
+        "".join(
+            json.dumps({"context": c, "input": r, "expected": [s]}, ensure_ascii=False) + "\n"
+            for c, r, s in [("", "ニンショウトハ", "人称とは"), ("今日は", "テンキガイイ", "天気がいい")]
+        ),
+        encoding="utf-8",
+    )
     return corpus, dev
 
 
 def run_args(corpus: Path, out: Path, steps: int, *extra: str) -> list[str]:
-    return ["--corpus", str(corpus), "--out", str(out), "--config", "tiny", "--steps", str(steps),
-            "--batch-size", "8", "--log-every", "1", "--checkpoint-every", "2", "--threads", "2", *extra]
+    return [
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--config",
+        "tiny",
+        "--steps",
+        str(steps),
+        "--batch-size",
+        "8",
+        "--log-every",
+        "1",
+        "--checkpoint-every",
+        "2",
+        "--threads",
+        "2",
+        *extra,
+    ]
 
 
 @pytest.mark.torch
@@ -200,8 +255,21 @@ def test_init_from_continues_an_earlier_model_on_new_data_with_its_vocabulary(ti
     (corpus / "text").mkdir(exist_ok=True)  # new data with a character the first vocabulary lacks
     (corpus / "text" / "jglue.txt").write_text("鸛が空を飛んでいるのを見ました。\n", encoding="utf-8")
     try:
-        second = train(run_args(corpus, tmp_path / "second", 2, "--dev-items", "0", "--text-lines", "5",
-                                "--lr", "0", "--init-from", str(first)))
+        second = train(
+            run_args(
+                corpus,
+                tmp_path / "second",
+                2,
+                "--dev-items",
+                "0",
+                "--text-lines",
+                "5",
+                "--lr",
+                "0",
+                "--init-from",
+                str(first),
+            )
+        )
     finally:
         (corpus / "text" / "jglue.txt").unlink()
     assert second["initial"] == {"run": str(first), "steps": 2} and second["steps"] == 2

@@ -22,10 +22,24 @@ from training.data import Pair, corpus_pairs  # noqa: E402
 from training.device import join_parts, split_file  # noqa: E402
 from training.pack import Pack, interleave, is_valid_pair, pack, parse_mix  # noqa: E402
 
-PHRASES = [("今日は", "きょうは"), ("天気が", "てんきが"), ("とても", "とても"), ("東京へ", "とうきょうへ"),
-           ("行きます", "いきます"), ("学校で", "がっこうで"), ("勉強する", "べんきょうする"), ("友達と", "ともだちと"),
-           ("映画を", "えいがを"), ("見ました", "みました"), ("新しい", "あたらしい"), ("本を", "ほんを"),
-           ("買いに", "かいに"), ("駅前の", "えきまえの"), ("図書館で", "としょかんで"), ("静かに", "しずかに")]
+PHRASES = [
+    ("今日は", "きょうは"),
+    ("天気が", "てんきが"),
+    ("とても", "とても"),
+    ("東京へ", "とうきょうへ"),
+    ("行きます", "いきます"),
+    ("学校で", "がっこうで"),
+    ("勉強する", "べんきょうする"),
+    ("友達と", "ともだちと"),
+    ("映画を", "えいがを"),
+    ("見ました", "みました"),
+    ("新しい", "あたらしい"),
+    ("本を", "ほんを"),
+    ("買いに", "かいに"),
+    ("駅前の", "えきまえの"),
+    ("図書館で", "としょかんで"),
+    ("静かに", "しずかに"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,17 +53,37 @@ def corpus(tmp_path_factory) -> Path:
         for n in range(400):
             phrases = rng.sample(PHRASES, rng.randint(3, 6))
             morphs = [list(p) for p in phrases] + [["。", "。"]]
-            f.write(json.dumps({"doc": f"d{n // 10}", "text": "".join(m[0] for m in morphs), "morphs": morphs,
-                                "bnst": list(range(len(phrases)))}, ensure_ascii=False) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "doc": f"d{n // 10}",
+                        "text": "".join(m[0] for m in morphs),
+                        "morphs": morphs,
+                        "bnst": list(range(len(phrases))),
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     with open(root / "anthy" / "train.jsonl", "w", encoding="utf-8") as f:
         for n in range(300):
             phrases = rng.sample(PHRASES, rng.randint(1, 3))
-            f.write(json.dumps({"id": f"a{n}", "reading_segments": [r for _, r in phrases],
-                                "surface_segments": [s for s, _ in phrases]}, ensure_ascii=False) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"a{n}",
+                        "reading_segments": [r for _, r in phrases],
+                        "surface_segments": [s for s, _ in phrases],
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     return root
 
 
 # -- the pack ------------------------------------------------------------------------------------
+
 
 def test_pack_holds_exactly_the_tokenized_pairs_with_and_without_context(corpus, tmp_path):
     manifest = pack(corpus, tmp_path / "p", max_mib=None, mix={"wac": 2, "anthy": 1})
@@ -71,8 +105,9 @@ def test_pack_holds_exactly_the_tokenized_pairs_with_and_without_context(corpus,
 def test_pack_is_deterministic_and_keeps_validation_out_of_training(corpus, tmp_path):
     first = pack(corpus, tmp_path / "a", max_mib=None)
     second = pack(corpus, tmp_path / "b", max_mib=None)
-    assert [s["sha256"] for s in first["train"] + first["valid"]] == \
-        [s["sha256"] for s in second["train"] + second["valid"]]
+    assert [s["sha256"] for s in first["train"] + first["valid"]] == [
+        s["sha256"] for s in second["train"] + second["valid"]
+    ]
     train, valid = Pack(tmp_path / "a"), Pack(tmp_path / "a", "valid")
     assert len(valid) > 0
     train_examples = {tuple(train.example(i)[0]) for i in range(len(train))}
@@ -82,10 +117,10 @@ def test_pack_is_deterministic_and_keeps_validation_out_of_training(corpus, tmp_
 def test_a_smaller_pack_is_a_prefix_with_the_same_mix(corpus, tmp_path):
     whole = pack(corpus, tmp_path / "whole", max_mib=None, mix={"wac": 3, "anthy": 1})
     chars = (tmp_path / "whole" / "chars.txt").stat().st_size
-    budget_mib = (chars + whole["valid"][0]["bytes"] + whole["train"][0]["bytes"] / 2) / 2 ** 20
+    budget_mib = (chars + whole["valid"][0]["bytes"] + whole["train"][0]["bytes"] / 2) / 2**20
     small = pack(corpus, tmp_path / "small", max_mib=budget_mib, mix={"wac": 3, "anthy": 1})
     size = sum(s["bytes"] for s in small["train"] + small["valid"]) + (tmp_path / "small" / "chars.txt").stat().st_size
-    assert size <= budget_mib * 2 ** 20 and 0 < small["pairs"] < whole["pairs"]
+    assert size <= budget_mib * 2**20 and 0 < small["pairs"] < whole["pairs"]
     wac, anthy = small["pairs_by_source"]["wac"], small["pairs_by_source"]["anthy"]
     assert abs(wac / (wac + anthy) - 0.75) < 0.02
     big, little = Pack(tmp_path / "whole"), Pack(tmp_path / "small")
@@ -93,8 +128,10 @@ def test_a_smaller_pack_is_a_prefix_with_the_same_mix(corpus, tmp_path):
 
 
 def test_interleave_keeps_the_mix_in_every_prefix():
-    by_source = {"a": [Pair("", f"ア{i}", "a", "a") for i in range(3000)],
-                 "b": [Pair("", f"イ{i}", "b", "b") for i in range(3000)]}
+    by_source = {
+        "a": [Pair("", f"ア{i}", "a", "a") for i in range(3000)],
+        "b": [Pair("", f"イ{i}", "b", "b") for i in range(3000)],
+    }
     order = interleave(by_source, {"a": 2, "b": 1}, seed=1)
     for n in (30, 300, 3000):
         assert abs(sum(p.source == "a" for p in order[:n]) - 2 * n / 3) <= 2
@@ -134,20 +171,62 @@ def test_split_and_join_check_every_part(tmp_path):
 
 # -- data-parallel and device runs ----------------------------------------------------------------
 
+
 def train_command(pack_dir: Path, out: Path) -> list[str]:
-    return ["-m", "training.train", "--pack", str(pack_dir), "--out", str(out), "--config", "tiny", "--steps", "6",
-            "--batch-size", "16", "--log-every", "1", "--dev-items", "0", "--valid-items", "0", "--quiet",
-            "--threads", "1", "--dtype", "f32"]
+    return [
+        "-m",
+        "training.train",
+        "--pack",
+        str(pack_dir),
+        "--out",
+        str(out),
+        "--config",
+        "tiny",
+        "--steps",
+        "6",
+        "--batch-size",
+        "16",
+        "--log-every",
+        "1",
+        "--dev-items",
+        "0",
+        "--valid-items",
+        "0",
+        "--quiet",
+        "--threads",
+        "1",
+        "--dtype",
+        "f32",
+    ]
 
 
 def test_two_gloo_processes_follow_one_process_on_the_same_global_batch(corpus, tmp_path):
     pack(corpus, tmp_path / "p", max_mib=None)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, *train_command(tmp_path / "p", tmp_path / "one")], cwd=REPO, env=env,
-                   check=True, capture_output=True, timeout=300)
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                    *train_command(tmp_path / "p", tmp_path / "two")], cwd=REPO, env=env, check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, *train_command(tmp_path / "p", tmp_path / "one")],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            *train_command(tmp_path / "p", tmp_path / "two"),
+        ],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     one = json.loads((tmp_path / "one" / "run.json").read_text(encoding="utf-8"))
     two = json.loads((tmp_path / "two" / "run.json").read_text(encoding="utf-8"))
     assert (one["world_size"], two["world_size"]) == (1, 2)
@@ -161,11 +240,36 @@ def test_two_gloo_processes_follow_one_process_on_the_same_global_batch(corpus, 
 def test_the_device_script_runs_on_cpu_and_its_model_comes_back_here(corpus, tmp_path):
     pack(corpus, tmp_path / "pack", max_mib=None)
     out = tmp_path / "out"
-    env = {**os.environ, "OUT": str(out), "TSUZURI_PACK": str(tmp_path / "pack"), "TSUZURI_DEVICE": "cpu",
-           "TSUZURI_WORK": str(tmp_path / "work"), "TSUZURI_SMOKE_SECONDS": "5", "PYTHON": sys.executable}
-    done = subprocess.run([str(REPO / "scripts" / "train-on-device.sh"), "tiny", "0.2", "--batch-size", "16",
-                           "--log-every", "5", "--warmup", "10", "--steps", "100000", "--threads", "2"],
-                          env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "OUT": str(out),
+        "TSUZURI_PACK": str(tmp_path / "pack"),
+        "TSUZURI_DEVICE": "cpu",
+        "TSUZURI_WORK": str(tmp_path / "work"),
+        "TSUZURI_SMOKE_SECONDS": "5",
+        "PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        [
+            str(REPO / "scripts" / "train-on-device.sh"),
+            "tiny",
+            "0.2",
+            "--batch-size",
+            "16",
+            "--log-every",
+            "5",
+            "--warmup",
+            "10",
+            "--steps",
+            "100000",
+            "--threads",
+            "2",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     smoke = json.loads((out / "smoke.json").read_text(encoding="utf-8"))
     assert smoke["eager"]["loss_falls"] and smoke["eager"]["gguf_tensors"] > 0
@@ -177,11 +281,27 @@ def test_the_device_script_runs_on_cpu_and_its_model_comes_back_here(corpus, tmp
 
     suite = tmp_path / "suite"
     suite.mkdir()
-    (suite / "phrases.jsonl").write_text(json.dumps({"input": "きょうはてんきが", "expected": ["今日は天気が"]},
-                                                    ensure_ascii=False) + "\n", encoding="utf-8")
-    back = subprocess.run([sys.executable, "-m", "training.train", "assemble", str(out), "--out",
-                           str(tmp_path / "model.gguf"), "--suite", str(suite)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    (suite / "phrases.jsonl").write_text(
+        json.dumps({"input": "きょうはてんきが", "expected": ["今日は天気が"]}, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    back = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training.train",
+            "assemble",
+            str(out),
+            "--out",
+            str(tmp_path / "model.gguf"),
+            "--suite",
+            str(suite),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert back.returncode == 0, back.stderr[-3000:]
     lines = [json.loads(line) for line in back.stdout.splitlines()]
     assert lines[0]["sha256"] == hashlib.sha256((tmp_path / "model.gguf").read_bytes()).hexdigest()

@@ -229,7 +229,8 @@ def test_import_microsoft_ime_export_fixture_maps_its_parts_of_speech(dictionary
         ("にゃんた", "ニャン太", "人名"),
     ]
     assert [(s.line_number, s.reason, s.text) for s in report.skipped] == [
-        (12, "unknown part of speech 'あいまい品詞'", "ぷにぷに\tプニプニ\tあいまい品詞")]
+        (12, "unknown part of speech 'あいまい品詞'", "ぷにぷに\tプニプニ\tあいまい品詞")
+    ]
 
 
 def test_microsoft_ime_names_apply_only_to_its_exports(dictionary_path):

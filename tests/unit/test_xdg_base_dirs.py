@@ -4,6 +4,7 @@ not expanded). daemon.paths.xdg_base_dir is that rule; the daemon's configuratio
 folders and the fcitx5 addon's per-user install (frontends/fcitx5/CMakeLists.txt, TSUZURI_USER_INSTALL) must
 agree with it on the same environments. The CMake case needs what tests/fcitx5_build.py needs for a build.
 """
+
 import os
 import re
 import subprocess
@@ -17,8 +18,15 @@ from daemon.paths import user_data_dir, xdg_base_dir
 from tests.fcitx5_build import ADDON_SOURCE, skip_without_build_tools
 
 # The value of the variable in each case; None: unset.
-CASES = {"unset": None, "empty": "", "absolute": "/xdg/base", "trailing-slash": "/xdg/base/",
-         "relative": "relative/base", "dot": "./base", "tilde": "~/base"}
+CASES = {
+    "unset": None,
+    "empty": "",
+    "absolute": "/xdg/base",
+    "trailing-slash": "/xdg/base/",
+    "relative": "relative/base",
+    "dot": "./base",
+    "tilde": "~/base",
+}
 IGNORED = {"unset", "empty", "relative", "dot", "tilde"}
 
 
@@ -58,12 +66,17 @@ def configure(tmp_path_factory):
     build = tmp_path_factory.mktemp("fcitx5-configure")
 
     def data_dir(env: dict[str, str]) -> Path:
-        done = subprocess.run(["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DTSUZURI_USER_INSTALL=ON"],
-                              capture_output=True, text=True, env=env)
+        done = subprocess.run(
+            ["cmake", "-S", str(ADDON_SOURCE), "-B", str(build), "-DTSUZURI_USER_INSTALL=ON"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         found = re.search(r"tsuzuri: the addon goes to .*, its data to (.*)", done.stdout)
         assert found is not None, done.stdout
         return Path(found.group(1))
+
     return data_dir
 
 
