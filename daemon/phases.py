@@ -24,13 +24,17 @@ from ime_protocol import (
     MAX_TEXT_CHARS,
     CandidateItem,
     CandidateWindow,
+    Output,
+    Preedit,
     PreeditSegment,
     SegmentStyle,
+    SurroundingDeletion,
 )
 
 if TYPE_CHECKING:
     from daemon.composer import Composer
     from daemon.keys import Key
+    from daemon.session_settings import SessionSettings
 
 LABELS = "123456789"
 # Shown while the composition is as long as it may be: the keys typed past it go nowhere, and the user must know.
@@ -157,6 +161,11 @@ class Converting:
     window_open: bool = False
     pending_improvement: PendingImprovement | None = None  # taken once, by the session's conversion_to_improve
 
+    @classmethod
+    def transliterated(cls, reading: str, text: str, composing: Composing) -> Converting:
+        """F6–F10 while composing: the reading in one form, as a conversion of one segment."""
+        return cls([Segment(reading, [ConversionCandidate(text, CandidateSource.KANA)])], composing)
+
     @property
     def focused(self) -> Segment:
         return self.segments[self.focus]
@@ -279,19 +288,39 @@ def candidate_window(segment: Segment, page_size: int, show_source: bool) -> tup
     return window, aux
 
 
-def shown(
-    phase: Phase, composer: Composer, page_size: int, show_source: bool
-) -> tuple[list[PreeditSegment], CandidateWindow | None, str]:
-    """What a phase shows: the preedit, the candidate window, the auxiliary line ('' where it has none)."""
+def answer(
+    phase: Phase,
+    composer: Composer,
+    settings: SessionSettings,
+    notice: str,
+    request_id: int,
+    consumed: bool,
+    commit: str,
+    deletion: SurroundingDeletion | None,
+) -> Output:
+    """The session's answer: a key's effects (`consumed`, `commit`, `deletion`) and what the phase shows — the
+    preedit, the candidate window, the auxiliary line (the phase's own, else `notice`)."""
+    window, aux = None, ""
     if isinstance(phase, Composing):
-        text = (phase.live_text or composer.preedit())[:MAX_TEXT_CHARS]
-        full = len(composer.raw()) >= MAX_READING_CHARS
-        return [PreeditSegment(text, SegmentStyle.UNDERLINE)], None, COMPOSITION_FULL_NOTICE if full else ""
-    if isinstance(phase, Converting):
-        if not phase.window_open:
-            return phase.preedit(), None, ""
-        return phase.preedit(), *candidate_window(phase.focused, page_size, show_source)
-    if isinstance(phase, Predicting):
-        typed = [PreeditSegment(composer.preedit()[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]
-        return typed, *candidate_window(phase.items, page_size, show_source)
-    return [], None, ""
+        segments = [PreeditSegment((phase.live_text or composer.preedit())[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]
+        aux = COMPOSITION_FULL_NOTICE if len(composer.raw()) >= MAX_READING_CHARS else ""
+    elif isinstance(phase, Converting):
+        segments = phase.preedit()
+        if phase.window_open:
+            window, aux = candidate_window(phase.focused, settings.page_size, settings.show_source)
+    elif isinstance(phase, Predicting):
+        segments = [PreeditSegment(composer.preedit()[:MAX_TEXT_CHARS], SegmentStyle.UNDERLINE)]
+        window, aux = candidate_window(phase.items, settings.page_size, settings.show_source)
+    else:
+        segments = []
+    cursor = min(sum(len(s.text) for s in segments), MAX_TEXT_CHARS)
+    return Output(
+        request_id=request_id,
+        consumed=consumed,
+        commit=commit[:MAX_TEXT_CHARS],
+        preedit=Preedit(tuple(segments), cursor),
+        candidates=window,
+        aux=aux or notice,
+        mode=composer.mode.value,
+        delete_surrounding=deletion,
+    )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from daemon.composer import Composer, InputMode, Transliteration
 from daemon.config import Action
-from daemon.conversion import MAX_READING_CHARS, CandidateSource, Conversion, ConversionCandidate, PersonalData
+from daemon.conversion import MAX_READING_CHARS, Conversion, ConversionCandidate, PersonalData
 from daemon.keys import Key, key_from_event
 from daemon.phases import (
     Composing,
@@ -26,30 +26,20 @@ from daemon.phases import (
     PendingImprovement,
     Phase,
     Predicting,
-    Segment,
+    answer,
     composition_of,
     committed_text,
     label_place,
     listed,
-    shown,
 )
 from daemon.reconversion import Reconversion, reconversion
 from daemon.session_converter import Request, SessionConverter
 from daemon.session_settings import SessionSettings
-from ime_protocol import (
-    MAX_SHORT_TEXT_CHARS,
-    MAX_TEXT_CHARS,
-    InputPurpose,
-    Output,
-    Preedit,
-    SurroundingDeletion,
-    SurroundingText,
-)
+from ime_protocol import InputPurpose, Output, SurroundingDeletion, SurroundingText
 
 if TYPE_CHECKING:
     from daemon.dictionary import TextReader
 
-UNKEPT_CHOICE_NOTICE = "学習した変換を保存できません"
 TRANSLITERATIONS = {
     Action.TO_HIRAGANA: Transliteration.HIRAGANA,
     Action.TO_KATAKANA: Transliteration.KATAKANA,
@@ -82,8 +72,6 @@ class InputSession:
         self.committed = ""  # recent commits of this session: left context when the app sends none
         self.notice = ""  # said once in the auxiliary line of the next answer (a choice that cannot be kept)
         self.surrounding: SurroundingText | None = None  # the field's text around the cursor, as last reported
-
-    # -- inputs ---------------------------------------------------------------------------------
 
     def handle_key(self, keyval: int, modifiers: int, request_id: int = 0, live: bool = True) -> Output:
         """The key applied, and what to show: with live conversion on, the composition's conversion (as Mozc: the
@@ -131,8 +119,7 @@ class InputSession:
         return self._output(request_id, consumed=False)
 
     def commit_shown(self) -> Output:
-        """The composition ends other than by a key (focus lost, the field reset): what is shown is committed, as
-        the user sees it (nothing is lost), and learned from as any commit."""
+        """Focus lost or the field reset: what is shown is committed as the user sees it, and learned from."""
         return self._output(0, True, self._commit_all())
 
     def discard(self) -> Output:
@@ -176,8 +163,7 @@ class InputSession:
     def _key_composing(self, composing: Composing, key: Key, action: Action | None) -> tuple[bool, str]:
         if action in TRANSLITERATIONS:
             text = self.composer.transliterate(TRANSLITERATIONS[action])
-            segment = Segment(self.composer.reading(), [ConversionCandidate(text, CandidateSource.KANA)])
-            self.phase = Converting([segment], composing)
+            self.phase = Converting.transliterated(self.composer.reading(), text, composing)
         elif action is Action.CONVERT:
             self.phase = self.converter.convert(self.composer.reading(), self._request(), composing)
         elif action is Action.COMMIT:
@@ -300,9 +286,7 @@ class InputSession:
         # Conversions are learned; not predictions: a prediction's reading is only the typed prefix, and
         # learning it would rank the whole word first for that prefix's own conversion.
         if isinstance(self.phase, Converting) and self.settings.learning and not private:
-            problem = self.converter.learn(self.phase)
-            if problem:
-                self.notice = f"{UNKEPT_CHOICE_NOTICE}: {problem}"[:MAX_SHORT_TEXT_CHARS]  # the aux line's limit
+            self.notice = self.converter.learn(self.phase)
         self._clear()
         if text and not private:
             self.committed = (self.committed + text)[-max(self.settings.context_chars, 1) :]
@@ -352,8 +336,7 @@ class InputSession:
         return self._output(request_id, True)
 
     def conversion_to_improve(self) -> PendingImprovement | None:
-        """Once after Space converted the whole reading without the neural model's ranking: what may improve it,
-        to be made off the key's path and given to improve_conversion."""
+        """Once after a Space that did not wait for the neural model: its ranking to make, for improve_conversion."""
         return self.phase.take_pending_improvement() if isinstance(self.phase, Converting) else None
 
     def improve_conversion(
@@ -369,16 +352,5 @@ class InputSession:
     def _output(
         self, request_id: int, consumed: bool, commit: str = "", deletion: SurroundingDeletion | None = None
     ) -> Output:
-        segments, window, aux = shown(self.phase, self.composer, self.settings.page_size, self.settings.show_source)
         notice, self.notice = self.notice, ""
-        cursor = sum(len(s.text) for s in segments)
-        return Output(
-            request_id=request_id,
-            consumed=consumed,
-            commit=commit[:MAX_TEXT_CHARS],
-            preedit=Preedit(tuple(segments), min(cursor, MAX_TEXT_CHARS)),
-            candidates=window,
-            aux=aux or notice,
-            mode=self.composer.mode.value,
-            delete_surrounding=deletion,
-        )
+        return answer(self.phase, self.composer, self.settings, notice, request_id, consumed, commit, deletion)

@@ -12,12 +12,13 @@ from functools import partial
 
 from daemon.conversion import CandidateSource, Conversion, ConversionCandidate, Effort, PersonalData, unique_texts
 from daemon.phases import Composing, Converting, PendingImprovement, Predicting, Segment
-from ime_protocol import MAX_CANDIDATES
+from ime_protocol import MAX_CANDIDATES, MAX_SHORT_TEXT_CHARS
 
 # Space answers with the neural model's ranking if it is done (mostly made in advance, while the user paused) or
 # done within this wait; past it, at once with the ranking without the model, and the model's follows as an
 # improvement (conversion_to_improve). On a busy machine the model's scoring is what keeps Space waiting.
 SPACE_MODEL_WAIT_S = 0.005
+UNKEPT_CHOICE_NOTICE = "学習した変換を保存できません"
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,9 @@ class SessionConverter:
         return Segment(reading, unique_texts(candidates)[:MAX_CANDIDATES])
 
     def learn(self, converting: Converting) -> str:
-        """The committed choices learned; what keeps them from being kept, if anything."""
-        return self.conversion.learn([(s.reading, s.text) for s in converting.segments])
+        """The committed choices learned; what to tell the user, once, if they cannot be kept."""
+        problem = self.conversion.learn([(s.reading, s.text) for s in converting.segments])
+        return f"{UNKEPT_CHOICE_NOTICE}: {problem}"[:MAX_SHORT_TEXT_CHARS] if problem else ""  # the aux line's limit
 
     def close(self) -> None:
         if self.model_session is not None:
