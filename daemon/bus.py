@@ -13,8 +13,10 @@ from __future__ import annotations
 import socket
 from typing import cast
 
-from dbus_fast import BusType
+from dbus_fast import BusType, Message
 from dbus_fast.aio import MessageBus
+
+BUS_DAEMON = "org.freedesktop.DBus"
 
 
 class WaitingSocket:
@@ -41,3 +43,19 @@ async def connect_bus(address: str | None = None) -> MessageBus:
     assert writer is not None and writer.sock is not None  # connect() made them
     writer.sock = cast(socket.socket, WaitingSocket(writer.sock))  # a stand-in: the writer only calls send()
     return bus
+
+
+async def call_bus_daemon(bus: MessageBus, member: str, signature: str = "", body: list | None = None) -> Message:
+    """A method of the bus daemon itself (org.freedesktop.DBus); its reply, an error reply included."""
+    reply = await bus.call(
+        Message(
+            destination=BUS_DAEMON,
+            path="/org/freedesktop/DBus",
+            interface=BUS_DAEMON,
+            member=member,
+            signature=signature,
+            body=body or [],
+        )
+    )
+    assert reply is not None  # a method call made with a reply expected
+    return reply

@@ -51,7 +51,7 @@ from dbus_fast.aio import MessageBus
 
 from daemon import sd_notify
 from daemon.allocator import tune_allocator
-from daemon.bus import connect_bus
+from daemon.bus import call_bus_daemon, connect_bus
 from daemon.config import Config, ConfigStore, setting_literals
 from daemon.conversion import MAX_CONTEXT_CHARS, MAX_READING_CHARS, PersonalData, ReadingTooLong
 from daemon.dbus_errors import (
@@ -202,16 +202,7 @@ class TsuzuriService:
         """The client's process id, as the bus knows it (asked once per connection)."""
         pid = self.sessions.process_of(sender)
         if pid is None:
-            reply = await self.bus.call(
-                Message(
-                    destination="org.freedesktop.DBus",
-                    path="/org/freedesktop/DBus",
-                    interface="org.freedesktop.DBus",
-                    member="GetConnectionUnixProcessID",
-                    signature="s",
-                    body=[sender],
-                )
-            )
+            reply = await call_bus_daemon(self.bus, "GetConnectionUnixProcessID", "s", [sender])
             if reply.message_type is not MessageType.METHOD_RETURN:
                 raise CallError(ERROR_FAILED, "the bus does not say which process this client is")
             pid = reply.body[0]
@@ -275,16 +266,7 @@ class TsuzuriService:
         """Only the user the daemon runs as may type through it (a session shows and learns their words), change
         its configuration, or read or change their words and history. The session bus is theirs already; this
         holds where another user can reach it (a shared or proxied bus)."""
-        reply = await self.bus.call(
-            Message(
-                destination="org.freedesktop.DBus",
-                path="/org/freedesktop/DBus",
-                interface="org.freedesktop.DBus",
-                member="GetConnectionUnixUser",
-                signature="s",
-                body=[sender],
-            )
-        )
+        reply = await call_bus_daemon(self.bus, "GetConnectionUnixUser", "s", [sender])
         if reply.message_type is not MessageType.METHOD_RETURN:
             raise CallError(ERROR_ACCESS_DENIED, "the bus does not say which user this client runs as")
         check_same_user(reply.body[0], os.getuid())
@@ -497,15 +479,8 @@ async def serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     service = TsuzuriService(bus, parts, settings_from_config(cfg), config, workers=2, pinned_model=args.model)
     bus.add_message_handler(service.handle_message)
-    await bus.call(
-        Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member="AddMatch",
-            signature="s",
-            body=["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged'"],
-        )
+    await call_bus_daemon(
+        bus, "AddMatch", "s", ["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged'"]
     )
     # Take the name before loading anything slow: frontends (and D-Bus activation) wait on it.
     reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)

@@ -12,6 +12,7 @@ import sys
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
+from daemon.bus import call_bus_daemon
 from ime_protocol import Output, Preedit, PreeditSegment, SegmentStyle, encode
 
 FORGED_TEXT = "FORGED"
@@ -58,16 +59,7 @@ async def main(address: str) -> None:
         return False
 
     spy.add_message_handler(answer_first)
-    await spy.call(
-        Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member="AddMatch",
-            signature="s",
-            body=["type='method_call',eavesdrop=true"],
-        )
-    )
+    await call_bus_daemon(spy, "AddMatch", "s", ["type='method_call',eavesdrop=true"])
     print("ready", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     print(forged, flush=True)

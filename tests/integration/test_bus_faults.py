@@ -269,21 +269,7 @@ async def test_stopping_drops_queued_conversions_instead_of_running_them(tmp_pat
     kana = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん"
     with private_bus() as address, running_daemon(address, tmp_path, NO_MODEL) as daemon:
         bus = await connect(address)
-        calls = [
-            asyncio.ensure_future(
-                bus.call(
-                    Message(
-                        destination=BUS_NAME,
-                        path="/org/tsuzuri/Tsuzuri1",
-                        interface=BUS_NAME,
-                        member="Convert",
-                        signature="ssu",
-                        body=["".join(kana[(i * 7 + k * 13) % len(kana)] for k in range(1000)), "", 100],
-                    )
-                )
-            )
-            for i in range(32)
-        ]
+        calls = [convert_call(bus, "".join(kana[(i * 7 + k * 13) % len(kana)] for k in range(1000))) for i in range(32)]
         await call(bus, "GetStatus")  # answered after every Convert above was handed to the workers
         stopping = time.monotonic()
         daemon.terminate()

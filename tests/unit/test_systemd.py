@@ -16,6 +16,7 @@ from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
 from daemon import sd_notify
+from daemon.bus import call_bus_daemon
 from daemon.tools import install
 from tests.dbus_fixtures import activating_bus
 
@@ -279,16 +280,7 @@ def private_session_bus(xdg):
 
 
 async def call_bus(bus: MessageBus, member: str, signature: str = "", body: list | None = None) -> list:
-    reply = await bus.call(
-        Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member=member,
-            signature=signature,
-            body=body or [],
-        )
-    )
+    reply = await call_bus_daemon(bus, member, signature, body)
     assert reply.message_type is MessageType.METHOD_RETURN, reply.body
     return reply.body
 
