@@ -11,6 +11,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 os.environ.setdefault("GGML_NO_BACKTRACE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
+STATIC_CHECKS = "tests/unit/test_static_checks.py"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The static checks (ruff, ruff format, mypy) run before every other test: CI says first what they find."""
+    items.sort(key=lambda item: not item.nodeid.startswith(STATIC_CHECKS))
 
 
 @pytest.fixture(scope="session")
