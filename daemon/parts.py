@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from daemon.config import Config
 from daemon.converter import Converter
 from daemon.dictionary import SystemDictionary, system_dictionary, system_reader
-from daemon.engine import Engine, EngineStatus
+from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.lm import load_language_model
+from daemon.stateless_worker import ModelSettings, StatelessWorker
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import LineFileStore
 from daemon.userdata.user_dictionary import UserDictionary
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 
 # How often the user's data is saved when it changed (learning is journaled meanwhile: nothing is lost).
 LEARNING_SAVE_SECONDS = 30.0
+MODEL_SWITCHED_OFF = "the neural model is switched off (conversion.neural_model)"
 
 
 @dataclass
@@ -30,6 +32,7 @@ class DaemonParts:
     learning: LearningHistory | None
     user_dictionary: UserDictionary | None
     converter: Converter
+    stateless: StatelessWorker  # root Convert's conversions, in a process of their own
 
     @classmethod
     def build(cls, config: Config) -> DaemonParts:
@@ -46,7 +49,7 @@ class DaemonParts:
             model_candidates=config.candidates.model_candidates,
             language_model=load_language_model(),
         )
-        return cls(dictionary, engine, learning, user_dictionary, converter)
+        return cls(dictionary, engine, learning, user_dictionary, converter, StatelessWorker())
 
     @property
     def stores(self) -> list[LineFileStore]:
@@ -58,6 +61,12 @@ class DaemonParts:
         status = self.engine.status
         problems = [store.keeping_problem for store in self.stores]
         return EngineStatus(status.state, status.model, "; ".join(filter(None, [status.reason, *problems])))
+
+    def model_settings(self) -> ModelSettings:
+        """The neural model as root Convert's process is to use it: the daemon's, if it is ready."""
+        status = self.engine.status
+        model = status.model if status.state is ModelState.READY else None
+        return ModelSettings(model, self.engine.n_threads, self.engine.beam_width, self.converter.model_candidates)
 
     def configure(self, config: Config) -> None:
         """The conversion settings of a reloaded configuration (the model itself is the server's to switch)."""

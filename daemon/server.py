@@ -5,8 +5,9 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
                                      callers running as the daemon's user only (a session learns from and
                                      shows the user's words and history)
   Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation), without
-                                     the user's learning history and user dictionary; on a worker of its own,
-                                     one call of a connection at a time, dropped when the caller goes away
+                                     the user's learning history and user dictionary; in a process of its own
+                                     at the lowest CPU priority (daemon/stateless_worker.py), one call of a
+                                     connection at a time, dropped when the caller goes away
   GetStatus() -> (sss)               model state (none | loading | ready | failed), model, reason (the
                                      model's, then why learned choices or words may not be kept, if so);
                                      also the read-only property Status
@@ -43,6 +44,7 @@ import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +55,7 @@ from daemon import sd_notify
 from daemon.allocator import tune_allocator
 from daemon.bus import call_bus_daemon, connect_bus
 from daemon.config import Config, ConfigStore, setting_literals
-from daemon.conversion import MAX_CONTEXT_CHARS, MAX_READING_CHARS, PersonalData, ReadingTooLong
+from daemon.conversion import MAX_CONTEXT_CHARS, MAX_READING_CHARS, ReadingTooLong
 from daemon.dbus_errors import (
     ERROR_ACCESS_DENIED,
     ERROR_FAILED,
@@ -65,7 +67,7 @@ from daemon.dbus_errors import (
 )
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.engine import EngineStatus, ModelState
-from daemon.parts import LEARNING_SAVE_SECONDS, DaemonParts
+from daemon.parts import LEARNING_SAVE_SECONDS, MODEL_SWITCHED_OFF, DaemonParts
 from daemon.session import InputSession
 from daemon.session_runner import SessionRunner
 from daemon.session_settings import SessionSettings, bindings_of, romaji_table_of
@@ -118,9 +120,8 @@ class TsuzuriService:
         self.pinned_model = pinned_model  # named on the command line: the configuration does not change it
         self.sessions = SessionRegistry(SESSION_PREFIX)  # keyed by object path
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsuzuri-convert")
-        # Stateless Convert calls (any program on the bus may make them) have a lane of their own, one call of
-        # a connection at a time: no caller's keys wait behind them, and one caller cannot fill the lane.
-        self._stateless = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsuzuri-stateless")
+        # Stateless Convert calls (any program on the bus may make them) run in a process of their own
+        # (parts.stateless), one call of a connection at a time: one caller cannot fill its queue.
         self._lanes: dict[str, CallerLane] = {}
         # Conversions in advance run on a thread of their own: keys never queue behind them.
         self._in_advance = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsuzuri-in-advance")
@@ -221,19 +222,18 @@ class TsuzuriService:
         lane.calls.add(call_task)
         try:
             async with lane.lock:
-                found = await self._loop.run_in_executor(
-                    self._stateless,
-                    lambda: self.parts.converter.candidates(
-                        reading, context[-MAX_CONTEXT_CHARS:], n, personal=PersonalData.NONE
-                    ),
+                found = await self.parts.stateless.convert(
+                    reading, context[-MAX_CONTEXT_CHARS:], n, self.parts.model_settings()
                 )
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None
+        except BrokenProcessPool:
+            raise CallError(ERROR_FAILED, "the conversion's process stopped; the next call starts another") from None
         finally:
             lane.calls.discard(call_task)
             if not lane.calls and self._lanes.get(msg.sender) is lane:
                 del self._lanes[msg.sender]
-        return [[[c.text, c.source.value, c.annotation] for c in found[:n]]]
+        return [found]
 
     async def _get_status(self, msg: Message):
         status = self.status()
@@ -393,7 +393,7 @@ class TsuzuriService:
         """Queued conversions are dropped (the daemon is stopping: nobody waits for their answers), the running
         ones finish, then the sessions close here, every worker being idle."""
         self._in_advance.shutdown(wait=True, cancel_futures=True)
-        self._stateless.shutdown(wait=True, cancel_futures=True)
+        self.parts.stateless.shutdown()
         self._executor.shutdown(wait=True, cancel_futures=True)
         for path in self.sessions.names():
             entry = self.sessions.remove(path)
@@ -446,9 +446,6 @@ def freeze_what_is_loaded() -> None:
     daemon, and a full collection walking its ~330,000 objects took 43 ms, a stall for whichever key met it."""
     gc.collect()
     gc.freeze()
-
-
-MODEL_SWITCHED_OFF = "the neural model is switched off (conversion.neural_model)"
 
 
 def model_wanted(config: Config) -> str | None:
