@@ -111,10 +111,11 @@ def project_files(packages: tuple[str, ...] = DAEMON_PACKAGES) -> Iterator[PureP
 
 def command_script(python: PurePosixPath, entry_point: str) -> str:
     module, function = entry_point.split(":")
-    # -I: neither PYTHONPATH nor the user's site-packages can put other code into the daemon
+    # -I: neither PYTHONPATH nor the user's site-packages can put other code into the daemon. The guard: a child
+    # process the daemon spawns (root Convert's) runs this file again as its main module, and must not start over.
     return (
         f"#!{python} -I\n# Installed by Tsuzuri's `make install`.\nimport sys\n\n"
-        f"from {module} import {function}\n\nsys.exit({function}())\n"
+        f'from {module} import {function}\n\nif __name__ == "__main__":\n    sys.exit({function}())\n'
     )
 
 

@@ -47,8 +47,9 @@ def test_each_installed_command_is_one_pyproject_declares():
 def test_a_command_runs_the_installed_environment_isolated():
     script = command_script(PurePosixPath("/usr/lib/tsuzuri/env/bin/python3"), "daemon.tools.client:main")
     assert script.startswith("#!/usr/lib/tsuzuri/env/bin/python3 -I\n")
-    compile(script, "tsuzuri-client", "exec")
     assert "from daemon.tools.client import main" in script
+    # A child the daemon spawns (root Convert's process) runs its parent's main file as __mp_main__: imports only.
+    exec(compile(script, "tsuzuri-client", "exec"), {"__name__": "__mp_main__"})
 
 
 def test_uninstall_removes_what_was_recorded_and_the_folders_made_for_it_only(tmp_path):
