@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 LOWEST_PRIORITY = 19
 IDLE_EXIT_S = 60.0
+NO_MODEL_READY = "the daemon has no neural model ready"  # switched off, loading or failed there
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,6 @@ def _converter_for(settings: ModelSettings) -> Converter:
     from daemon.dictionary import system_dictionary
     from daemon.engine import Engine
     from daemon.lm import load_language_model
-    from daemon.parts import MODEL_SWITCHED_OFF
 
     if _child is None:
         engine = Engine(n_threads=settings.threads, beam_width=settings.beam_width)
@@ -69,7 +69,7 @@ def _converter_for(settings: ModelSettings) -> Converter:
         converter.model_candidates = settings.model_candidates
         if settings.model != had.model:
             if settings.model is None:
-                converter.engine.unload(MODEL_SWITCHED_OFF)
+                converter.engine.unload(NO_MODEL_READY)
             else:
                 converter.engine.load(settings.model).join()
         _child = converter, settings
