@@ -4,6 +4,9 @@ Bus name and root object: org.tsuzuri.Tsuzuri1 at /org/tsuzuri/Tsuzuri1, interfa
   CreateSession() -> o               a session object owned by the caller, reaped when it disconnects; for
                                      callers running as the daemon's user only (a session learns from and
                                      shows the user's words and history)
+  GetChannelAddress() -> s           the D-Bus address of the daemon's private channel, where the frontends
+                                     make their sessions out of other programs' sight (daemon/private_channel.py:
+                                     the same objects and methods, peer to peer); the daemon's user only
   Convert(s reading, s context, u n) -> a(sss)   stateless conversion: (text, source, annotation), without
                                      the user's learning history and user dictionary; in a process of its own
                                      at the lowest CPU priority (daemon/stateless_worker.py), one call of a
@@ -68,6 +71,7 @@ from daemon.dbus_errors import (
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.engine import EngineStatus, ModelState
 from daemon.parts import LEARNING_SAVE_SECONDS, MODEL_SWITCHED_OFF, DaemonParts
+from daemon.private_channel import PrivateChannel, channel_socket_path
 from daemon.session import InputSession
 from daemon.session_runner import SessionRunner
 from daemon.session_settings import SessionSettings, bindings_of, romaji_table_of
@@ -114,6 +118,7 @@ class TsuzuriService:
         pinned_model: str | None = None,
     ):
         self.bus = bus
+        self.channel: PrivateChannel | None = None  # serve() opens it
         self.parts = parts
         self.settings = settings
         self.config = config
@@ -177,7 +182,12 @@ class TsuzuriService:
             log.exception("%s.%s failed", msg.path, msg.member)
             reply = Message.new_error(msg, ERROR_FAILED, f"internal error: {type(exc).__name__}")
         if not msg.flags & 0x1:  # NO_REPLY_EXPECTED
-            await self.bus.send(reply)
+            self.send(reply)
+
+    def send(self, message: Message) -> None:
+        """To a peer of the private channel, or on the bus."""
+        if self.channel is None or not self.channel.deliver(message):
+            self.bus.send(message)
 
     # -- root methods ---------------------------------------------------------------------------
 
@@ -200,7 +210,11 @@ class TsuzuriService:
         return [path]
 
     async def _process_of(self, sender: str) -> int:
-        """The client's process id, as the bus knows it (asked once per connection)."""
+        """The client's process id, as its socket (a peer of the channel) or the bus says (asked once per
+        connection)."""
+        peer = self.channel.credentials(sender) if self.channel is not None else None
+        if peer is not None:
+            return peer.pid
         pid = self.sessions.process_of(sender)
         if pid is None:
             reply = await call_bus_daemon(self.bus, "GetConnectionUnixProcessID", "s", [sender])
@@ -235,6 +249,12 @@ class TsuzuriService:
                 del self._lanes[msg.sender]
         return [found]
 
+    async def _get_channel_address(self, msg: Message):
+        await self.require_same_user(msg.sender)
+        if self.channel is None:
+            raise CallError(ERROR_FAILED, "this daemon has no private channel")
+        return [self.channel.address]
+
     async def _get_status(self, msg: Message):
         status = self.status()
         return [[status.state.value, status.model, status.reason]]
@@ -266,6 +286,10 @@ class TsuzuriService:
         """Only the user the daemon runs as may type through it (a session shows and learns their words), change
         its configuration, or read or change their words and history. The session bus is theirs already; this
         holds where another user can reach it (a shared or proxied bus)."""
+        peer = self.channel.credentials(sender) if self.channel is not None else None
+        if peer is not None:
+            check_same_user(peer.uid, os.getuid())
+            return
         reply = await call_bus_daemon(self.bus, "GetConnectionUnixUser", "s", [sender])
         if reply.message_type is not MessageType.METHOD_RETURN:
             raise CallError(ERROR_ACCESS_DENIED, "the bus does not say which user this client runs as")
@@ -339,7 +363,7 @@ class TsuzuriService:
     def _output_changed(self, entry: SessionEntry, output: Output) -> None:
         """`output` to the session's owner alone: a broadcast would show every other client on the bus what the
         user types."""
-        self.bus.send(
+        self.send(
             Message(
                 destination=entry.owner,
                 path=entry.name,
@@ -405,6 +429,7 @@ ROOT = Interface(
     BUS_NAME,
     (
         Method("CreateSession", TsuzuriService._create_session, outputs=(Arg("session", "o"),)),
+        Method("GetChannelAddress", TsuzuriService._get_channel_address, outputs=(Arg("address", "s"),)),
         Method(
             "Convert",
             TsuzuriService._convert,
@@ -476,6 +501,9 @@ async def serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     service = TsuzuriService(bus, parts, settings_from_config(cfg), config, workers=2, pinned_model=args.model)
     bus.add_message_handler(service.handle_message)
+    channel = PrivateChannel(channel_socket_path(), service.handle_message, service.drop_owner)
+    await channel.listen()
+    service.channel = channel
     await call_bus_daemon(
         bus, "AddMatch", "s", ["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged'"]
     )
@@ -518,6 +546,7 @@ async def serve(args: argparse.Namespace) -> int:
     await asyncio.wait([loop.create_task(stop.wait()), disconnected], return_when=asyncio.FIRST_COMPLETED)
     sd_notify.stopping()
     keeper.cancel()
+    channel.close()
     service.shutdown()
     parts.save_userdata()
     engine.close()

@@ -378,7 +378,7 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
 
     bus = await connect(address)
     await wait_for_status(bus, 30)
-    session = await ClientSession.create(bus)
+    session = await ClientSession.private(bus)
 
     async def timed(fn) -> float:
         start = time.perf_counter()
@@ -677,7 +677,7 @@ async def _startup(address: str, started: float) -> dict:
         except ClientError:
             await asyncio.sleep(0.005)  # not on the bus yet
     marks = {"first_answer_ms": since_start(), "model_state_then": status[0]}
-    session = await ClientSession.create(bus)
+    session = await ClientSession.private(bus)
     await session.key("k")
     marks["first_key_ms"] = since_start()
     for key in "youha":
@@ -686,6 +686,7 @@ async def _startup(address: str, started: float) -> dict:
     marks["first_conversion_ms"] = since_start()
     state, model, _ = await wait_for_status(bus, 120)
     marks.update(model_ready_ms=since_start(), model=model, model_state=state)
+    await session.close()
     bus.disconnect()
     return marks
 
@@ -712,7 +713,7 @@ async def _memory(address: str, pid: int, typed: int, conversions: int) -> dict:
 
     bus = await connect(address)
     await wait_for_status(bus, 120)
-    session = await ClientSession.create(bus)
+    session = await ClientSession.private(bus)
     await session.key("k")  # waits for the warm-up's first conversion
     await asyncio.sleep(5)  # the rest of the warm-up (the reconversion index) runs in the background
     stages = {"warm": resident()}
@@ -729,6 +730,7 @@ async def _memory(address: str, pid: int, typed: int, conversions: int) -> dict:
     stages[f"after_{conversions}_convert"] = resident()
     await asyncio.sleep(10)
     stages["idle_10s"] = resident()
+    await session.close()
     bus.disconnect()
     return {"typed": typed, "conversions": conversions, "stages_mib": stages}
 
@@ -790,7 +792,7 @@ def _hostile(address: str, daemon_pid: int, clients: int, in_flight: int, second
     async def typist(start_at: float, until: float) -> list[float]:
         bus = await connect(address)
         await wait_for_status(bus, 60)
-        session = await ClientSession.create(bus)
+        session = await ClientSession.private(bus)
         for name in [*SOAK_WARM_UP_PHRASES[0], "space", "Return"]:
             await session.key(name)
         await asyncio.sleep(max(start_at - time.time(), 0) + 1.0)  # the hostile calls are under way
@@ -801,6 +803,7 @@ def _hostile(address: str, daemon_pid: int, clients: int, in_flight: int, second
                 await session.key(name)
                 latencies.append((time.perf_counter() - start) * 1000)
                 await asyncio.sleep(SOAK_KEY_INTERVAL_S)
+        await session.close()
         bus.disconnect()
         return latencies
 
@@ -922,13 +925,12 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -
     Discard. A key's latency runs from its send to its answer (which carries its live conversion); the
     OutputChanged signals that improve the live text during the pauses are counted, and so are the keys whose
     live text puts back what such an improvement replaced."""
-    from daemon.tools.client import ClientSession, call, connect, wait_for_status
+    from daemon.tools.client import ClientSession, connect, wait_for_status
     from ime_protocol import Discard, Output, SurroundingText, decode
-    from ime_protocol.dbus_names import SESSION_INTERFACE
 
     bus = await connect(address)
     state, model, reason = await wait_for_status(bus, 120)
-    session = await ClientSession.create(bus)
+    session = await ClientSession.private(bus)
     counts = {"keys": 0, "improvements": 0, "put_back": 0, "no_window": 0, "spaces_for_window": 0}
     recording = False
     shown = ""  # the live text on screen: the last key's, or the last improvement's
@@ -941,16 +943,7 @@ async def _live_typing(address: str, items: list[LiveItem], interval_s: float) -
             replaced, shown = shown, text
             counts["improvements"] += recording
 
-    bus.add_message_handler(on_output_changed)
-    await call(
-        bus,
-        "AddMatch",
-        "s",
-        [f"type='signal',interface='{SESSION_INTERFACE}'"],
-        path="/org/freedesktop/DBus",
-        interface="org.freedesktop.DBus",
-        destination="org.freedesktop.DBus",
-    )
+    session.bus.add_message_handler(on_output_changed)  # the channel's messages are all for this client
     measured: dict[str, list[float]] = {"key": [], "convert": [], "space": []}
 
     async def type_item(item: LiveItem) -> None:

@@ -8,6 +8,8 @@ tsuzuri-client [--bus ADDRESS] dict list [--json] | add READING SURFACE [POS] [-
                | remove READING SURFACE | import FILE | export FILE
 tsuzuri-client [--bus ADDRESS] learning list [READING] [--json] | forget READING [SURFACE] | clear
 tsuzuri-client [--bus ADDRESS] settings [KEY=VALUE ...]   (conversion.live=true; VALUE as TOML writes it)
+
+`type` and `repl` type on the daemon's private channel, as the frontends do (daemon/private_channel.py).
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ async def genuine_reply(bus: MessageBus, message: Message) -> Message:
         await bus.send(message)
         while True:
             answer = await answers.get()
+            if answer.sender is None:  # a bus stamps every message: a connection of its own, to the daemon alone
+                return answer
             known = _owners.get(id(bus), {}).get(destination)
             if answer.sender in (BUS_DAEMON, destination, known) or answer.sender == await _owner(bus, destination):
                 return answer
@@ -163,15 +167,29 @@ async def wait_for_status(bus: MessageBus, seconds: float) -> tuple[str, str, st
 
 
 class ClientSession:
-    """A daemon session seen from this client: its object path on the bus, and the calls it takes."""
+    """A daemon session seen from this client: its object path on a connection, and the calls it takes."""
 
-    def __init__(self, bus: MessageBus, path: str):
+    def __init__(self, bus: MessageBus, path: str, own_connection: bool = False):
         self.bus = bus
         self.path = path
+        self.own_connection = own_connection  # closing the session disconnects it
 
     @classmethod
     async def create(cls, bus: MessageBus) -> ClientSession:
+        """A session on `bus` itself (on a session bus, what it is sent and answers can be watched)."""
         return cls(bus, (await call(bus, "CreateSession"))[0])
+
+    @classmethod
+    async def private(cls, bus: MessageBus) -> ClientSession:
+        """A session on a connection of its own to the daemon's private channel, as the frontends make theirs:
+        nothing typed into it crosses the bus. The channel's address is taken from the daemon alone (`call`)."""
+        (address,) = await call(bus, "GetChannelAddress")
+        channel = await connect_bus(address)
+        try:
+            return cls(channel, (await call(channel, "CreateSession"))[0], own_connection=True)
+        except BaseException:
+            channel.disconnect()
+            raise
 
     async def send(self, message) -> Output:
         (data,) = await call(self.bus, "Send", "ay", [encode(message)], self.path, SESSION_INTERFACE)
@@ -181,7 +199,11 @@ class ClientSession:
         return await self.send(KeyEvent(keyval_of(name), 0, modifiers, next(_request_ids)))
 
     async def close(self) -> None:
-        await call(self.bus, "Close", path=self.path, interface=SESSION_INTERFACE)
+        try:
+            await call(self.bus, "Close", path=self.path, interface=SESSION_INTERFACE)
+        finally:
+            if self.own_connection:
+                self.bus.disconnect()
 
 
 def output_summary(output: Output, committed: str) -> dict:
@@ -199,7 +221,7 @@ def output_summary(output: Output, committed: str) -> dict:
 
 
 async def type_keys(bus: MessageBus, keys: str, named: list[str]) -> dict:
-    session = await ClientSession.create(bus)
+    session = await ClientSession.private(bus)
     committed = ""
     output = None
     try:
@@ -212,7 +234,7 @@ async def type_keys(bus: MessageBus, keys: str, named: list[str]) -> dict:
 
 
 async def repl(bus: MessageBus) -> None:
-    session = await ClientSession.create(bus)
+    session = await ClientSession.private(bus)
     print("type romaji; words in <angle brackets> are key names (<space> <Return> <F7>); Ctrl-D quits")
     loop = asyncio.get_running_loop()
     try:

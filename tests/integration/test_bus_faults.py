@@ -352,7 +352,7 @@ async def test_the_client_library_refuses_replies_forged_by_an_eavesdropper(tmp_
             if (
                 message.message_type is MessageType.METHOD_CALL
                 and message.sender != spy.unique_name
-                and (message.member in ("Send", "GetStatus", "GetNameOwner", "CreateSession"))
+                and (message.member in ("Send", "GetStatus", "GetNameOwner", "CreateSession", "GetChannelAddress"))
             ):
                 forgeries: dict[str, tuple[str, list]] = {
                     "Send": (
@@ -374,6 +374,7 @@ async def test_the_client_library_refuses_replies_forged_by_an_eavesdropper(tmp_
                     "GetStatus": ("(sss)", [["ready", "forged", ""]]),
                     "GetNameOwner": ("s", [spy.unique_name]),
                     "CreateSession": ("o", ["/org/tsuzuri/Tsuzuri1/session/999"]),
+                    "GetChannelAddress": ("s", [f"unix:path={tmp_path / 'spy-channel'}"]),
                 }
                 signature, body = forgeries[message.member]
                 spy.send(
@@ -406,6 +407,9 @@ async def test_the_client_library_refuses_replies_forged_by_an_eavesdropper(tmp_
             assert "FORGED" not in [output.commit for output in outputs] and outputs[-1].preedit.text == "きょう"
             assert (await call(bus, "GetStatus"))[0][1] != "forged"
             assert {"Send", "GetStatus", "CreateSession"} <= set(forged)  # the spy did answer first
+            private = await ClientSession.private(bus)  # on the daemon's channel, not the spy's (no such socket)
+            assert "GetChannelAddress" in forged and (await private.key("a")).preedit.text == "あ"
+            await private.close()
         finally:
             bus.disconnect()
             spy.disconnect()

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import stat
 from contextlib import asynccontextmanager
 
 import pytest
@@ -223,7 +224,8 @@ async def test_the_neural_model_is_switched_off_and_on_from_the_settings(tmp_pat
             bus.disconnect()
 
 
-async def test_keys_are_answered_with_their_live_conversion_and_improvements_arrive_as_signals(tmp_path):
+@pytest.mark.parametrize("connection", ["bus", "channel"])
+async def test_keys_are_answered_with_their_live_conversion_and_improvements_arrive_as_signals(connection, tmp_path):
     config = tmp_path / "config" / "tsuzuri" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("[conversion]\nlive = true\n", encoding="utf-8")
@@ -237,7 +239,6 @@ async def test_keys_are_answered_with_their_live_conversion_and_improvements_arr
                 updates.append(decode(bytes(msg.body[0]), Output))
                 updated.set()
 
-        bus.add_message_handler(on_message)
         # Another program on the bus asks for every session signal: it must see none of the typing.
         snoop = await connect(address)
         snooped = []
@@ -252,7 +253,8 @@ async def test_keys_are_answered_with_their_live_conversion_and_improvements_arr
                 interface="org.freedesktop.DBus",
                 destination="org.freedesktop.DBus",
             )
-        session = await ClientSession.create(bus)
+        session = await (ClientSession.create(bus) if connection == "bus" else ClientSession.private(bus))
+        session.bus.add_message_handler(on_message)
         assert (await session.key("k")).preedit.text == "k"  # no kana yet: nothing to convert
         # One key at a time: each answer carries the conversion of the composition so far.
         for key, shown in [("y", "ky"), ("o", "きょ"), ("u", "今日")]:
@@ -274,8 +276,38 @@ async def test_keys_are_answered_with_their_live_conversion_and_improvements_arr
         await call(snoop, "GetStatus")  # the daemon sends in order: any signal for the snoop is in by now
         assert snooped == []
         assert (await session.key("space")).preedit.text == "武装蜂起を決行しようとした"
+        await session.close()
         bus.disconnect()
         snoop.disconnect()
+
+
+async def test_the_channel_is_the_users_alone_and_goes_with_the_daemon(tmp_path):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {"XDG_RUNTIME_DIR": str(runtime)}
+    with private_bus() as address, running_daemon(address, tmp_path, str(tmp_path / "none.gguf"), env) as daemon:
+        bus = await connect(address)
+        (channel,) = await call(bus, "GetChannelAddress")
+        socket_path = runtime / "tsuzuri" / f"channel-{daemon.pid}"
+        assert channel == f"unix:path={socket_path}" and stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
+        session = await ClientSession.private(bus)
+        assert (await session.key("a")).preedit.text == "あ"
+        with pytest.raises(ClientError, match="AccessDenied"):  # the session is the channel connection's
+            await ClientSession(bus, session.path).key("a")
+        session.bus.disconnect()
+        for _ in range(50):
+            try:
+                await call(bus, "Send", "ay", [b"x"], session.path, SESSION_INTERFACE)
+            except ClientError as exc:
+                if ERROR_UNKNOWN_SESSION in str(exc):
+                    break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail("the session outlived its connection")
+        bus.disconnect()
+        daemon.terminate()
+        assert daemon.wait(30) == 0
+        assert not socket_path.exists()
 
 
 async def test_stateless_convert_reveals_nothing_the_user_learned(bus_address, dictionary_daemon):
