@@ -16,7 +16,7 @@ from pathlib import Path
 from gi.repository import Gio, GLib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
+from frontends.ibus.daemon_session import DaemonChannel, DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
 from ime_protocol import (
     Discard,
     FocusIn,
@@ -63,7 +63,7 @@ def pump(milliseconds: int) -> None:
 
 
 def main() -> None:
-    session = DaemonSession(Gio.bus_get_sync(Gio.BusType.SESSION, None), lambda _output: None)
+    session = DaemonSession(DaemonChannel(Gio.bus_get_sync(Gio.BusType.SESSION, None)), lambda _output: None)
     for line in sys.stdin:
         command, *args = line.split()
         if command == "pump":

@@ -2,9 +2,10 @@
 
     python -m tests.recording_daemon --bus ADDRESS --log FILE [--slow-keyval K --slow-seconds S]
 
-It owns org.tsuzuri.Tsuzuri1 on the bus, prints "ready" once it does, and answers CreateSession, Send and
-Close as the daemon does; Send to a session it does not know answers UnknownSession, as a restarted daemon
-would. Each message received is a line of FILE: {"session": path, "message": hex of its bytes}.
+It owns org.tsuzuri.Tsuzuri1 on the bus, prints "ready" once it does, gives the address of its private channel
+(daemon/private_channel.py) as the daemon does, and answers CreateSession, Send and Close there or on the bus;
+Send to a session it does not know answers UnknownSession, as a restarted daemon would. Each message received is
+a line of FILE: {"session": path, "message": hex of its bytes}.
 
 Its sessions compose simply: a printable ASCII key is consumed and joins the preedit; Return commits the
 preedit (not consumed without one); FocusOut and Reset commit it, Discard drops it, SetInputMode sets the mode; any
@@ -19,6 +20,7 @@ import json
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
+from daemon.private_channel import PrivateChannel, channel_socket_path
 from ime_protocol import (
     FRONTEND_MESSAGES,
     Discard,
@@ -79,11 +81,15 @@ async def serve(address: str, log_path: str, slow_keyval: int, slow_seconds: flo
 
     async def answer_late(call: Message, output: Output) -> None:
         await asyncio.sleep(slow_seconds)
-        bus.send(Message.new_method_return(call, "ay", [encode(output)]))
+        reply = Message.new_method_return(call, "ay", [encode(output)])
+        if not channel.deliver(reply):
+            bus.send(reply)
 
     def handle(call: Message):
         if call.message_type != MessageType.METHOD_CALL:
             return None
+        if (call.path, call.interface, call.member) == (ROOT_PATH, ROOT_INTERFACE, "GetChannelAddress"):
+            return Message.new_method_return(call, "s", [channel.address])
         if (call.path, call.interface, call.member) == (ROOT_PATH, ROOT_INTERFACE, "CreateSession"):
             path = f"{SESSION_PATH_PREFIX}{next(numbers)}"
             sessions[path] = Session()
@@ -108,6 +114,8 @@ async def serve(address: str, log_path: str, slow_keyval: int, slow_seconds: flo
             return True
         return Message.new_method_return(call, "ay", [encode(output)])
 
+    channel = PrivateChannel(channel_socket_path(), handle, lambda _peer: None)
+    await channel.listen()
     bus.add_message_handler(handle)
     await bus.request_name(BUS_NAME)
     print("ready", flush=True)

@@ -1,4 +1,10 @@
-"""One tsuzuri-daemon input session, reached over the session bus with GDBus (python3-gi).
+"""One tsuzuri-daemon input session, reached over the daemon's private channel with GDBus (python3-gi).
+
+The sessions live on a peer-to-peer connection to the daemon (daemon/private_channel.py), not on the session bus,
+where any program of the user may watch every call and answer one first: what is typed crosses no shared wire.
+`DaemonChannel` keeps that connection for all of the engine's sessions; its address is asked of the daemon on the
+session bus and taken only from the connection that owns the daemon's name, as the bus daemon (whom no client can
+pose as) says. The call that asks D-Bus-activates the daemon if it is installed as a bus service.
 
 `send` waits for the daemon's answer, up to a timeout: an IBus engine must decide about a key
 before it returns. An answer that comes later (a first conversion that loads the dictionary, a
@@ -6,14 +12,9 @@ slow model) is not lost: it is handed to `on_late_output`, in order, either when
 returns or from the main loop, so a late commit still reaches the application. OutputChanged
 signals of the session go to the same callback.
 
-Only the daemon's own answers count: on the session bus any program of the user may watch the calls and answer
-one first with its serial, and GDBus takes the first answer. The session is created with the connection that owns
-the daemon's name (as the bus daemon says) and every call goes to that connection; an answer from any other is
-refused (the call fails, and the key goes to the application).
-
-When the daemon restarts, its sessions are gone; the next call notices (UnknownSession,
-ServiceUnknown, NoReply), creates a new session (which D-Bus-activates the daemon if it is installed
-as a bus service) and replays into it what ime_protocol/recovery.py lists (the field's purpose,
+When the daemon restarts, its channel closes and its sessions are gone; the next call notices (the connection
+closed, UnknownSession), connects to the new daemon's channel, creates a new session and replays into it what
+ime_protocol/recovery.py lists (the field's purpose,
 surrounding text and input mode, then the keys of the composition in progress, answered or not), so
 the user's unfinished typing survives. The fcitx5 addon's daemon_session.cpp replays the same.
 """
@@ -72,9 +73,10 @@ def method_call(
     return message
 
 
-def answer_of(reply: Gio.DBusMessage, sender: str) -> GLib.Variant | None:
+def answer_of(reply: Gio.DBusMessage, sender: str | None) -> GLib.Variant | None:
     """The reply's body if it is a method return from `sender`; DaemonUnavailable says why not. The bus daemon's
-    own errors (the daemon gone: ServiceUnknown) count too: no client can send as the bus daemon."""
+    own errors (the daemon gone: ServiceUnknown) count too: no client can send as the bus daemon. On the daemon's
+    channel, where nobody else is, `sender` is None: no bus stamps a sender there."""
     if reply.get_sender() not in (sender, BUS_DAEMON):
         raise DaemonUnavailable(f"refused an answer from {reply.get_sender()}, not the daemon ({sender})")
     if reply.get_message_type() == Gio.DBusMessageType.ERROR:
@@ -86,19 +88,72 @@ def answer_of(reply: Gio.DBusMessage, sender: str) -> GLib.Variant | None:
     return reply.get_body()
 
 
+class DaemonChannel:
+    """The connection to the daemon's private channel that the sessions share, made again once it closes."""
+
+    def __init__(self, bus: Gio.DBusConnection):
+        self.bus = bus  # the session bus: only asked where the channel is
+        self._connection: Gio.DBusConnection | None = None
+
+    def connection(self) -> Gio.DBusConnection:
+        if self._connection is None or self._connection.is_closed():
+            self._connection = None
+            self._connection = self._connect()
+        return self._connection
+
+    def _connect(self) -> Gio.DBusConnection:
+        try:
+            # Addressed to the well-known name, which D-Bus-activates the daemon if it is not running; whoever
+            # answered must then own that name.
+            reply, _serial = self.bus.send_message_with_reply_sync(
+                method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "GetChannelAddress", auto_start=True),
+                Gio.DBusSendMessageFlags.NONE,
+                CONNECT_TIMEOUT_MS,
+                None,
+            )
+            body = answer_of(reply, self._daemon_owner())
+            if body is None or body.get_type_string() != "(s)":
+                raise DaemonUnavailable("GetChannelAddress answered without an address")
+            return Gio.DBusConnection.new_for_address_sync(
+                body.unpack()[0], Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT, None, None
+            )
+        except GLib.Error as error:
+            raise DaemonUnavailable(f"cannot reach the daemon's channel: {error.message}") from error
+        except DaemonUnavailable as error:
+            raise DaemonUnavailable(f"cannot reach the daemon's channel: {error}") from error.__cause__
+
+    def _daemon_owner(self) -> str:
+        """The unique name that owns the daemon's name, as the bus daemon says."""
+        try:
+            reply, _serial = self.bus.send_message_with_reply_sync(
+                method_call(
+                    BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner", GLib.Variant("(s)", (BUS_NAME,))
+                ),
+                Gio.DBusSendMessageFlags.NONE,
+                CONNECT_TIMEOUT_MS,
+                None,
+            )
+        except GLib.Error as error:
+            raise DaemonUnavailable(error.message) from error
+        body = answer_of(reply, BUS_DAEMON)
+        if body is None or body.get_type_string() != "(s)":
+            raise DaemonUnavailable("the bus did not say who owns the daemon's name")
+        return str(body.unpack()[0])
+
+
 class _SendCall:
     """A Send in flight to the daemon's connection. Its reply is dispatched in a main context of its own, so that
     waiting for it runs none of the engine's other handlers."""
 
-    def __init__(self, connection: Gio.DBusConnection, daemon: str, path: str, message: FrontendMessage):
+    def __init__(self, connection: Gio.DBusConnection, path: str, message: FrontendMessage):
         self.message = message
-        self.daemon = daemon
+        self.connection = connection
         self.context = GLib.MainContext.new()
         self.results: list[Gio.AsyncResult] = []
         self.context.push_thread_default()  # GDBus dispatches the reply to the caller's thread-default context
         try:
             connection.send_message_with_reply(
-                method_call(daemon, path, SESSION_INTERFACE, "Send", GLib.Variant("(ay)", (encode(message),))),
+                method_call(BUS_NAME, path, SESSION_INTERFACE, "Send", GLib.Variant("(ay)", (encode(message),))),
                 Gio.DBusSendMessageFlags.NONE,
                 LATE_ANSWER_TIMEOUT_MS,
                 None,
@@ -117,12 +172,12 @@ class _SendCall:
         timer.destroy()
         return bool(self.results)
 
-    def output(self, connection: Gio.DBusConnection) -> Output:
+    def output(self) -> Output:
         try:
-            reply = connection.send_message_with_reply_finish(self.results[0])
+            reply = self.connection.send_message_with_reply_finish(self.results[0])
         except GLib.Error as error:
             raise DaemonUnavailable(error.message) from error
-        body = answer_of(reply, self.daemon)
+        body = answer_of(reply, None)
         if body is None or body.get_type_string() != "(ay)":
             raise DaemonUnavailable("bad reply: not an Output")
         try:
@@ -132,11 +187,11 @@ class _SendCall:
 
 
 class DaemonSession:
-    def __init__(self, connection: Gio.DBusConnection, on_late_output: Callable[[Output], None]):
-        self._connection = connection
+    def __init__(self, channel: DaemonChannel, on_late_output: Callable[[Output], None]):
+        self._channel = channel
+        self._connection: Gio.DBusConnection | None = None  # the channel's connection the session lives on
         self._on_late_output = on_late_output
         self._path: str | None = None
-        self._daemon = ""  # the unique name of the daemon's connection that holds the session
         self._subscription: int | None = None
         self._field_state: dict[type, FrontendMessage] = {}  # the latest of each FIELD_STATE_MESSAGES type
         self._composition_keys: list[KeyEvent] = []  # keys sent since the preedit was last empty, answered or not
@@ -167,39 +222,17 @@ class DaemonSession:
         self._composition_keys.clear()
 
     def close(self) -> None:
-        if self._path is not None:
+        if self._path is not None and self._connection is not None and not self._connection.is_closed():
             self._connection.send_message(
-                method_call(self._daemon, self._path, SESSION_INTERFACE, "Close"), Gio.DBusSendMessageFlags.NONE
+                method_call(BUS_NAME, self._path, SESSION_INTERFACE, "Close"), Gio.DBusSendMessageFlags.NONE
             )
         self._forget_session()
 
-    def _reply(self, message: Gio.DBusMessage, sender: str) -> GLib.Variant | None:
-        try:
-            reply, _serial = self._connection.send_message_with_reply_sync(
-                message, Gio.DBusSendMessageFlags.NONE, CONNECT_TIMEOUT_MS, None
-            )
-        except GLib.Error as error:
-            raise DaemonUnavailable(error.message) from error
-        return answer_of(reply, sender)
-
-    def _daemon_owner(self) -> str:
-        """The unique name that owns the daemon's name, as the bus daemon (whom no client can pose as) says."""
-        body = self._reply(
-            method_call(
-                BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner", GLib.Variant("(s)", (BUS_NAME,))
-            ),
-            BUS_DAEMON,
-        )
-        if body is None or body.get_type_string() != "(s)":
-            raise DaemonUnavailable("the bus did not say who owns the daemon's name")
-        return str(body.unpack()[0])
-
     def _open(self) -> None:
+        connection = self._channel.connection()
         try:
-            # Addressed to the well-known name, which D-Bus-activates the daemon if it is not running; whoever
-            # answered must then own that name.
-            reply, _serial = self._connection.send_message_with_reply_sync(
-                method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession", auto_start=True),
+            reply, _serial = connection.send_message_with_reply_sync(
+                method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession"),
                 Gio.DBusSendMessageFlags.NONE,
                 CONNECT_TIMEOUT_MS,
                 None,
@@ -207,15 +240,15 @@ class DaemonSession:
         except GLib.Error as error:
             raise DaemonUnavailable(f"cannot create a session: {error.message}") from error
         try:
-            body = answer_of(reply, self._daemon_owner())
+            body = answer_of(reply, None)  # nobody but the daemon is on the channel
             if body is None or body.get_type_string() != "(o)":
                 raise DaemonUnavailable("CreateSession answered without a session")
         except DaemonUnavailable as error:
             raise DaemonUnavailable(f"cannot create a session: {error}") from error.__cause__
         (self._path,) = body.unpack()
-        self._daemon = reply.get_sender()
-        self._subscription = self._connection.signal_subscribe(
-            self._daemon,
+        self._connection = connection
+        self._subscription = connection.signal_subscribe(
+            None,  # a peer-to-peer connection has no senders to tell apart
             SESSION_INTERFACE,
             "OutputChanged",
             self._path,
@@ -236,14 +269,14 @@ class DaemonSession:
                     raise
 
     def _forget_session(self) -> None:
-        if self._subscription is not None:
+        if self._subscription is not None and self._connection is not None:
             self._connection.signal_unsubscribe(self._subscription)
         self._path = self._subscription = None
         self._late_calls.clear()  # their answers died with the session
 
     def _call_send(self, message: FrontendMessage, timeout_ms: int) -> Output:
-        path = self._path
-        if path is None:  # send() and _open() make the session first
+        path, connection = self._path, self._connection
+        if path is None or connection is None:  # send() and _open() make the session first
             raise DaemonUnavailable("no session")
         # A key counts as part of the composition from the moment it is sent: one whose answer does not come
         # in time is then replayed with the rest if the session turns out to be gone.
@@ -256,7 +289,7 @@ class DaemonSession:
         )
         if tracked is not None:
             self._composition_keys.append(tracked)
-        call = _SendCall(self._connection, self._daemon, path, message)
+        call = _SendCall(connection, path, message)
         if not call.wait(timeout_ms):
             self._late_calls.append(call)
             if self._late_poll is None:
@@ -265,7 +298,7 @@ class DaemonSession:
         # The daemon answers a session's messages in order, so every earlier answer is in by now.
         self._deliver_late_answers()
         try:
-            output = call.output(self._connection)
+            output = call.output()
         except DaemonUnavailable as error:
             if tracked is not None and isinstance(error.__cause__, GLib.Error):
                 self._forget_key(tracked)  # never reached a session: the caller resends or drops it
@@ -281,7 +314,7 @@ class DaemonSession:
                 return True  # GLib: keep polling
             self._late_calls.popleft()
             try:
-                output = call.output(self._connection)
+                output = call.output()
             except DaemonUnavailable:
                 continue  # a call that failed late changed nothing to draw (its key is still replayed)
             self._track_composition(call.message, output)
@@ -313,6 +346,10 @@ class DaemonSession:
 
 
 def _session_lost(error: DaemonUnavailable) -> bool:
-    """Whether the call failed because its session no longer exists (rather than a bad or slow call)."""
+    """Whether the call failed because its session no longer exists (rather than a bad or slow call): the
+    daemon said so, or the channel closed (the daemon is gone)."""
     cause = error.__cause__
-    return isinstance(cause, GLib.Error) and Gio.DBusError.get_remote_error(cause) in SESSION_LOST_ERRORS
+    return isinstance(cause, GLib.Error) and (
+        Gio.DBusError.get_remote_error(cause) in SESSION_LOST_ERRORS
+        or cause.matches(Gio.io_error_quark(), Gio.IOErrorEnum.CLOSED)
+    )

@@ -41,7 +41,7 @@ gi.require_version("IBus", "1.0")
 from gi.repository import Gio, GLib, IBus  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from frontends.ibus.daemon_session import DaemonSession  # noqa: E402
+from frontends.ibus.daemon_session import DaemonChannel, DaemonSession  # noqa: E402
 from ime_protocol import Discard, KeyEvent  # noqa: E402
 
 ENGINE_START_SECONDS = 30
@@ -211,7 +211,7 @@ class Driver:
 
 
 def daemon_round_trips(names: list[str]) -> list[float]:
-    session = DaemonSession(Gio.bus_get_sync(Gio.BusType.SESSION, None), lambda _output: None)
+    session = DaemonSession(DaemonChannel(Gio.bus_get_sync(Gio.BusType.SESSION, None)), lambda _output: None)
     latencies = []
     for request_id, name in enumerate(names, 1):
         start = time.perf_counter()

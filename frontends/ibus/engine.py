@@ -23,7 +23,7 @@ from gi.repository import Gio, GLib, IBus  # noqa: E402
 # ime_protocol comes from this checkout: it needs only msgpack, not the daemon's dependencies.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from frontends.ibus.clients import DELIVERY, ClientKind, UndeliveredCommits, client_kind  # noqa: E402
-from frontends.ibus.daemon_session import DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
+from frontends.ibus.daemon_session import DaemonChannel, DaemonSession, DaemonTimeout, DaemonUnavailable  # noqa: E402
 from frontends.ibus.install import COMPONENT_NAME, ICON  # noqa: E402
 from ime_protocol import (  # noqa: E402
     REQUEST_ID_MAX,
@@ -75,9 +75,9 @@ log = logging.getLogger("tsuzuri-ibus")
 class TsuzuriEngine(IBus.Engine):
     __gtype_name__ = "TsuzuriEngine"
 
-    def __init__(self, daemon_connection: Gio.DBusConnection, undelivered: UndeliveredCommits, **properties):
+    def __init__(self, channel: DaemonChannel, undelivered: UndeliveredCommits, **properties):
         super().__init__(**properties)
-        self._daemon = DaemonSession(daemon_connection, self._late_output)
+        self._daemon = DaemonSession(channel, self._late_output)
         self._request_ids = itertools.cycle(range(1, REQUEST_ID_MAX + 1))
         self._last_request_id = 0
         self._purpose = InputPurpose.FREE_FORM
@@ -356,15 +356,15 @@ def candidate_text(item: CandidateItem) -> IBus.Text:
 class TsuzuriFactory(IBus.Factory):
     """Makes one engine, and so one daemon session, per input context."""
 
-    def __init__(self, bus: IBus.Bus, daemon_connection: Gio.DBusConnection):
+    def __init__(self, bus: IBus.Bus, channel: DaemonChannel):
         super().__init__(connection=bus.get_connection(), object_path=IBus.PATH_FACTORY)
-        self._daemon_connection = daemon_connection
+        self._channel = channel  # every engine's sessions on one connection to the daemon
         self._engine_ids = itertools.count(1)
         self._undelivered = UndeliveredCommits()
 
     def do_create_engine(self, engine_name: str) -> TsuzuriEngine:
         return TsuzuriEngine(
-            self._daemon_connection,
+            self._channel,
             self._undelivered,
             engine_name=engine_name,
             connection=self.get_connection(),
@@ -387,7 +387,7 @@ def main() -> int:
         return 1
     loop = GLib.MainLoop()
     bus.connect("disconnected", lambda _bus: loop.quit())
-    factory = TsuzuriFactory(bus, daemon_connection)
+    factory = TsuzuriFactory(bus, DaemonChannel(daemon_connection))
     bus.request_name(COMPONENT_NAME, 0)
     loop.run()
     factory.destroy()

@@ -232,40 +232,73 @@ def test_the_addons_replay_tables_are_ime_protocols():
     assert re.search(r"MAX_REPLAYED_KEYS = (\d+);", source).group(1) == str(MAX_REPLAYED_KEYS)
 
 
+class Spy:
+    """tests/forging_spy.py on the bus: eavesdropping on everything, and answering first unless passive."""
+
+    def __init__(self, address: str, passive: bool):
+        args = [sys.executable, "-m", "tests.forging_spy", "--bus", address, *(["--passive"] if passive else [])]
+        self.process = subprocess.Popen(args, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert pipe(self.process.stdout).readline().strip() == "ready"
+
+    def counts(self) -> dict[str, int]:
+        """What it did and saw, once it stops."""
+        pipe(self.process.stdin).close()
+        counts = json.loads(pipe(self.process.stdout).readline())
+        self.process.wait(10)
+        return counts
+
+
+def type_through(command: list[str], address: str, text: str) -> list[str]:
+    """The driver's answers to a focus and a key per character of `text`."""
+    driver = subprocess.Popen(
+        command,
+        env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    answers = []
+    for step in ["focus_in free_form", *(key(character, i) for i, character in enumerate(text, 1))]:
+        pipe(driver.stdin).write(step + "\n")
+        pipe(driver.stdin).flush()
+        answers.append(pipe(driver.stdout).readline().strip())
+    pipe(driver.stdin).close()
+    driver.wait(10)
+    return answers
+
+
+def test_nothing_typed_through_a_frontend_or_the_client_crosses_the_bus(frontends, tmp_path):
+    """The stock session bus lets any program of the user eavesdrop: the frontends and the client library type on
+    the daemon's private channel, so a spy watching every message on the bus sees none of it."""
+    from tests.dbus_fixtures import client, running_daemon
+
+    with private_bus() as address, running_daemon(address, tmp_path, "/nonexistent/model.gguf"):
+        spy = Spy(address, passive=True)
+        try:
+            for name, command in frontends.items():
+                answers = type_through(command, address, "kyou")
+                assert answers[-1] == f"answered 1 x{'きょう'.encode().hex()}", (name, answers)
+            typed = client(address, "type", "kyou", "--key", "space", "--json")
+            assert json.loads(typed.stdout)["preedit"] == "今日", typed.stderr
+        finally:
+            counts = spy.counts()
+    assert counts["typed_seen"] == 0, counts
+
+
 def test_both_frontends_take_only_the_daemons_answers(frontends, tmp_path):
-    """A program of the user answers every call first (tests/forging_spy.py): no frontend draws what it says."""
+    """A program of the user answers every call first (tests/forging_spy.py), offering a channel of its own: no
+    frontend draws what it says or connects to its socket."""
     from tests.dbus_fixtures import running_daemon
     from tests.forging_spy import FORGED_TEXT
 
     forged_hex = FORGED_TEXT.encode().hex()
     with private_bus() as address, running_daemon(address, tmp_path, "/nonexistent/model.gguf"):
-        spy = subprocess.Popen(
-            [sys.executable, "-m", "tests.forging_spy", "--bus", address],
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert pipe(spy.stdout).readline().strip() == "ready"
+        spy = Spy(address, passive=False)
         try:
             for name, command in frontends.items():
-                driver = subprocess.Popen(
-                    command,
-                    env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    text=True,
-                )
-                answers = []
-                for step in ["focus_in free_form", *(key(character, i) for i, character in enumerate("kyou", 1))]:
-                    pipe(driver.stdin).write(step + "\n")
-                    pipe(driver.stdin).flush()
-                    answers.append(pipe(driver.stdout).readline().strip())
-                pipe(driver.stdin).close()
-                driver.wait(10)
+                answers = type_through(command, address, "kyou")
                 assert answers and not [answer for answer in answers if forged_hex in answer], (name, answers)
         finally:
-            pipe(spy.stdin).close()
-            forged = int(pipe(spy.stdout).readline())
-            spy.wait(10)
-    assert forged >= 2 * 5  # it did answer first, every call of both
+            counts = spy.counts()
+    assert counts["forged"] >= 2  # it did answer first: the address of its channel, to both
+    assert counts["channel_connections"] == 0 and counts["typed_seen"] == 0, counts

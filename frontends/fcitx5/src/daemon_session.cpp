@@ -6,7 +6,6 @@
 #include <iterator>
 #include <set>
 
-#include <fcitx-utils/dbus/matchrule.h>
 #include <fcitx-utils/dbus/message.h>
 #include <fcitx-utils/log.h>
 
@@ -47,14 +46,49 @@ std::optional<Output> outputOf(fcitx::dbus::Message &message) {
 
 } // namespace
 
-DaemonSession::DaemonSession(fcitx::dbus::Bus &bus, std::function<void(const Output &)> onLateOutput)
-    : bus_(bus), onLateOutput_(std::move(onLateOutput)),
-      lateReplySlot_(bus_.addFilter([this](fcitx::dbus::Message &message) { return takeLateReply(message); })) {}
+std::shared_ptr<fcitx::dbus::Bus> DaemonChannel::connection() {
+    if (connection_ && connection_->isOpen()) return connection_;
+    connection_.reset();
+    // Addressed to the well-known name, which D-Bus-activates the daemon if it is not running; whoever answered
+    // must then own that name: any program of the user may watch the calls on the session bus and answer first.
+    auto ask = bus_.createMethodCall(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "GetChannelAddress");
+    auto reply = ask.call(CONNECT_TIMEOUT_USEC);
+    std::string address;
+    if (reply.isError() || !(reply >> address)) {
+        FCITX_WARN() << "tsuzuri: cannot reach the daemon: " << reply.errorName() << " " << reply.errorMessage();
+        return nullptr;
+    }
+    if (reply.sender() != nameOwner()) {
+        FCITX_WARN() << "tsuzuri: refused a channel offered by " << reply.sender() << ", not the daemon";
+        return nullptr;
+    }
+    try {
+        connection_ = std::make_shared<fcitx::dbus::Bus>(address);
+    } catch (const std::exception &error) {
+        FCITX_WARN() << "tsuzuri: cannot connect to the daemon's channel: " << error.what();
+        return nullptr;
+    }
+    connection_->attachEventLoop(&loop_);
+    return connection_;
+}
+
+std::string DaemonChannel::nameOwner() {
+    auto ask = bus_.createMethodCall(BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner");
+    ask << std::string(BUS_NAME);
+    auto reply = ask.call(CONNECT_TIMEOUT_USEC);
+    std::string owner;
+    if (reply.isError() || reply.sender() != BUS_DAEMON || !(reply >> owner)) return {};
+    return owner;
+}
+
+DaemonSession::DaemonSession(DaemonChannel &channel, std::function<void(const Output &)> onLateOutput)
+    : channel_(channel), onLateOutput_(std::move(onLateOutput)) {}
 
 DaemonSession::~DaemonSession() {
-    if (path_.empty()) return;
-    auto close = bus_.createMethodCall(daemon_.c_str(), path_.c_str(), SESSION_INTERFACE, "Close");
+    if (path_.empty() || !connection_->isOpen()) return;
+    auto close = connection_->createMethodCall(BUS_NAME, path_.c_str(), SESSION_INTERFACE, "Close");
     close.send();  // no need to wait: the daemon also reaps sessions whose client is gone
+    forgetSession();
 }
 
 SendResult DaemonSession::send(const Request &request, uint64_t timeoutUsec, Output &output) {
@@ -76,7 +110,10 @@ SendResult DaemonSession::send(const Request &request, uint64_t timeoutUsec, Out
 }
 
 bool DaemonSession::open() {
-    auto create = bus_.createMethodCall(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession");
+    auto connection = channel_.connection();
+    if (!connection) return false;
+    // Nobody but the daemon is on the channel: whoever answers is it.
+    auto create = connection->createMethodCall(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession");
     auto reply = create.call(CONNECT_TIMEOUT_USEC);
     fcitx::dbus::ObjectPath path;
     if (reply.isError() || !(reply >> path)) {
@@ -84,22 +121,9 @@ bool DaemonSession::open() {
                      << reply.errorMessage();
         return false;
     }
-    // Any program of the user may watch the calls on the session bus and answer one first: the answer counts only
-    // if it comes from the connection that owns the daemon's name, as the bus daemon says.
-    if (reply.sender() != nameOwner()) {
-        FCITX_WARN() << "tsuzuri: refused a session offered by " << reply.sender() << ", not the daemon";
-        return false;
-    }
     path_ = path.path();
-    // The session lives in this daemon process: later calls go to its unique name, which is never
-    // activated, so a dead daemon answers at once (ServiceUnknown) instead of holding keys while a new
-    // one starts, and the keys are replayed into a new session.
-    daemon_ = reply.sender();
-    outputChangedSlot_ = bus_.addMatch(fcitx::dbus::MatchRule(daemon_, path_, SESSION_INTERFACE, "OutputChanged"),
-                                       [this](fcitx::dbus::Message &message) {
-                                           if (auto output = outputOf(message)) onLateOutput_(*output);
-                                           return true;
-                                       });
+    connection_ = std::move(connection);
+    lateOutputSlot_ = connection_->addFilter([this](fcitx::dbus::Message &message) { return takeLateOutput(message); });
     std::vector<Request> replay;
     for (auto kind : FIELD_STATE_KINDS) {
         auto state = fieldState_.find(kind);
@@ -120,43 +144,25 @@ bool DaemonSession::open() {
     return true;
 }
 
-std::string DaemonSession::nameOwner() {
-    auto ask = bus_.createMethodCall(BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner");
-    ask << std::string(BUS_NAME);
-    auto reply = ask.call(CONNECT_TIMEOUT_USEC);
-    std::string owner;
-    if (reply.isError() || reply.sender() != BUS_DAEMON || !(reply >> owner)) return {};
-    return owner;
-}
-
-bool DaemonSession::fromDaemon(const fcitx::dbus::Message &reply) const {
-    // A timeout is made here, without a sender; the bus daemon's own errors (the daemon gone) count too.
-    return reply.sender().empty() || reply.sender() == daemon_ || reply.sender() == BUS_DAEMON;
-}
-
 void DaemonSession::forgetSession() {
     path_.clear();
-    daemon_.clear();
-    outputChangedSlot_.reset();
+    lateOutputSlot_.reset();  // before the connection it is on
+    connection_.reset();
     lateRequests_.clear();  // their answers died with the session
 }
 
 SendResult DaemonSession::call(const Request &request, uint64_t timeoutUsec, Output &output, bool &sessionLost) {
-    auto message = bus_.createMethodCall(daemon_.c_str(), path_.c_str(), SESSION_INTERFACE, "Send");
+    auto message = connection_->createMethodCall(BUS_NAME, path_.c_str(), SESSION_INTERFACE, "Send");
     message << request.bytes;
     // A key counts as part of the composition from the moment it is sent: one whose answer does not come
     // in time is then replayed with the rest if the session turns out to be gone.
     bool tracked = request.kind == RequestKind::Key && !secretField() && compositionKeys_.size() < MAX_REPLAYED_KEYS;
     if (tracked) compositionKeys_.push_back(request);
     auto reply = message.call(timeoutUsec);
-    if (!fromDaemon(reply)) {
-        FCITX_WARN() << "tsuzuri: refused an answer from " << reply.sender() << ", not the daemon";
-        if (tracked) forgetKey(request.requestId);
-        return SendResult::Unavailable;
-    }
     if (reply.isError()) {
         auto error = reply.errorName();
-        sessionLost = SESSION_LOST_ERRORS.count(error) > 0;
+        // The daemon said so, or its channel closed (the daemon is gone).
+        sessionLost = SESSION_LOST_ERRORS.count(error) > 0 || !connection_->isOpen();
         if (TIMEOUT_ERRORS.count(error) > 0) {
             if (request.requestId != 0) lateRequests_.emplace(request.requestId, request);
             return SendResult::TimedOut;
@@ -177,13 +183,17 @@ SendResult DaemonSession::call(const Request &request, uint64_t timeoutUsec, Out
     return SendResult::Answered;
 }
 
-bool DaemonSession::takeLateReply(fcitx::dbus::Message &reply) {
-    if (lateRequests_.empty() || reply.type() != fcitx::dbus::MessageType::Reply || reply.signature() != "ay" ||
-        reply.sender() != daemon_) {
+bool DaemonSession::takeLateOutput(fcitx::dbus::Message &message) {
+    if (message.type() == fcitx::dbus::MessageType::Signal) {
+        if (message.member() != "OutputChanged" || message.path() != path_) return false;
+        if (auto output = outputOf(message)) onLateOutput_(*output);
+        return true;
+    }
+    if (lateRequests_.empty() || message.type() != fcitx::dbus::MessageType::Reply || message.signature() != "ay") {
         return false;
     }
-    reply.rewind();  // other sessions' filters read the same message
-    auto output = outputOf(reply);
+    message.rewind();  // other sessions' filters read the same message
+    auto output = outputOf(message);
     auto late = output ? lateRequests_.find(output->requestId) : lateRequests_.end();
     if (late == lateRequests_.end()) return false;
     trackComposition(late->second, *output);

@@ -122,10 +122,10 @@ uint64_t RequestIds::next() {
     return last_;
 }
 
-InputContextState::InputContextState(fcitx::dbus::Bus &bus, RequestIds &requestIds, fcitx::InputContext *inputContext,
+InputContextState::InputContextState(DaemonChannel &channel, RequestIds &requestIds, fcitx::InputContext *inputContext,
                                      std::function<void(fcitx::InputContext *)> onModeChanged)
     : inputContext_(inputContext), requestIds_(requestIds),
-      session_(bus, [this](const Output &output) { lateOutput(output); }), onModeChanged_(std::move(onModeChanged)) {}
+      session_(channel, [this](const Output &output) { lateOutput(output); }), onModeChanged_(std::move(onModeChanged)) {}
 
 bool ModeAction::isChecked(fcitx::InputContext *inputContext) const { return stateOf_(inputContext)->mode() == mode_; }
 
@@ -297,9 +297,9 @@ void InputContextState::renderCandidates(const std::optional<CandidateWindow> &w
 }
 
 TsuzuriEngine::TsuzuriEngine(fcitx::Instance *instance)
-    : instance_(instance), bus_(fcitx::dbus::BusType::Session),
+    : instance_(instance), bus_(fcitx::dbus::BusType::Session), channel_(bus_, instance_->eventLoop()),
       stateFactory_([this](fcitx::InputContext &inputContext) {
-          return new InputContextState(bus_, requestIds_, &inputContext, [this](fcitx::InputContext *changed) {
+          return new InputContextState(channel_, requestIds_, &inputContext, [this](fcitx::InputContext *changed) {
               modeMenuAction_.update(changed);
               for (auto &action : modeActions_) action->update(changed);
               changed->updateUserInterface(fcitx::UserInterfaceComponent::StatusArea);

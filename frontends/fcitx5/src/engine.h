@@ -67,7 +67,7 @@ private:
 // One input context's daemon session and what was last drawn for it.
 class InputContextState : public fcitx::InputContextProperty {
 public:
-    InputContextState(fcitx::dbus::Bus &bus, RequestIds &requestIds, fcitx::InputContext *inputContext,
+    InputContextState(DaemonChannel &channel, RequestIds &requestIds, fcitx::InputContext *inputContext,
                       std::function<void(fcitx::InputContext *)> onModeChanged);
     // The daemon's input mode for this field, as its last answer said (ime_protocol INPUT_MODES).
     const std::string &mode() const { return mode_; }
@@ -131,6 +131,7 @@ private:
     fcitx::Instance *instance_;
     // A connection of its own: fcitx's dbus addon depends on the keyboard addon and is not always loaded.
     fcitx::dbus::Bus bus_;
+    DaemonChannel channel_;  // every input context's session on one connection to the daemon
     RequestIds requestIds_;
     fcitx::FactoryFor<InputContextState> stateFactory_;
     std::vector<std::unique_ptr<fcitx::HandlerTableEntry<fcitx::EventHandler>>> eventWatchers_;

@@ -63,7 +63,7 @@ bool request(const std::string &command, std::istringstream &args, tsuzuri::Requ
 class Driver {
 public:
     Driver()
-        : bus_(fcitx::dbus::BusType::Session), session_(bus_, [](const tsuzuri::Output &) {}),
+        : bus_(fcitx::dbus::BusType::Session), channel_(bus_, loop_), session_(channel_, [](const tsuzuri::Output &) {}),
           input_(loop_.addIOEvent(STDIN_FILENO, fcitx::IOEventFlag::In,
                                   [this](fcitx::EventSource *, int fd, fcitx::IOEventFlags) { return read(fd); })) {
         bus_.attachEventLoop(&loop_);
@@ -122,6 +122,7 @@ private:
 
     fcitx::EventLoop loop_;
     fcitx::dbus::Bus bus_;
+    tsuzuri::DaemonChannel channel_;
     tsuzuri::DaemonSession session_;
     std::unique_ptr<fcitx::EventSource> input_;
     std::unique_ptr<fcitx::EventSourceTime> pump_;
