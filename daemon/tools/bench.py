@@ -1,8 +1,9 @@
 """`tsuzuri-bench`: benchmarks that print JSON (not timed tests; figures vary with machine load).
 
 `tsuzuri-bench dbus --json` starts a private bus and the real daemon, and reports the round trip of a key
-event that only composes (no conversion) next to an empty call, and the daemon's RSS with 1, 10 and 50
-sessions that each ran one model conversion.
+event that only composes (no conversion) on the daemon's private channel, as the frontends send it, and on the
+bus, next to an empty call on the bus, and the daemon's RSS with 1, 10 and 50 sessions that each ran one model
+conversion.
 
 `tsuzuri-bench startup [--model M] --json` starts a private bus and the real daemon and reports, from the
 daemon's start: its first answer on the bus, a session's first key and first conversion (Space), and the model
@@ -378,16 +379,20 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
 
     bus = await connect(address)
     await wait_for_status(bus, 30)
-    session = await ClientSession.private(bus)
 
     async def timed(fn) -> float:
         start = time.perf_counter()
         await fn()
         return (time.perf_counter() - start) * 1000
 
+    async def key_round_trips(session: ClientSession) -> list[float]:
+        timings = [await timed(lambda i=i: session.key("a" if i % 2 == 0 else "BackSpace")) for i in range(keys)]
+        await session.close()
+        return timings
+
     status_ms = [await timed(lambda: call(bus, "GetStatus")) for _ in range(keys)]
-    key_ms = [await timed(lambda i=i: session.key("a" if i % 2 == 0 else "BackSpace")) for i in range(keys)]
-    await session.close()
+    key_ms = await key_round_trips(await ClientSession.private(bus))  # as the frontends type
+    bus_key_ms = await key_round_trips(await ClientSession.create(bus))
     rss = {"0": _rss_mib(daemon_pid)}
     sessions: list = []
     for count in (1, 10, 50):
@@ -401,6 +406,10 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
     q = statistics.quantiles
     return {
         "key_roundtrip_ms": {"p50": round(statistics.median(key_ms), 3), "p95": round(q(key_ms, n=20)[-1], 3)},
+        "key_roundtrip_on_the_bus_ms": {
+            "p50": round(statistics.median(bus_key_ms), 3),
+            "p95": round(q(bus_key_ms, n=20)[-1], 3),
+        },
         "empty_call_ms": {"p50": round(statistics.median(status_ms), 3), "p95": round(q(status_ms, n=20)[-1], 3)},
         "rss_mib_by_sessions": rss,
         "rss_mib_per_session_at_50": round((rss["50"] - rss["0"]) / 50, 2),
