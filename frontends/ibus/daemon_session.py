@@ -97,7 +97,6 @@ class DaemonChannel:
 
     def connection(self) -> Gio.DBusConnection:
         if self._connection is None or self._connection.is_closed():
-            self._connection = None
             self._connection = self._connect()
         return self._connection
 
@@ -271,7 +270,7 @@ class DaemonSession:
     def _forget_session(self) -> None:
         if self._subscription is not None and self._connection is not None:
             self._connection.signal_unsubscribe(self._subscription)
-        self._path = self._subscription = None
+        self._path = self._subscription = self._connection = None
         self._late_calls.clear()  # their answers died with the session
 
     def _call_send(self, message: FrontendMessage, timeout_ms: int) -> Output:
