@@ -24,10 +24,10 @@ from daemon.dictionary import Lattice
 from daemon.lm.ngram import CharNgramLM
 from daemon.lm.rescoring import Weights
 
-# States kept at each offset, and candidates of each reading the lattice offers: measured on the suite,
-# wider (16 and 8) found no more answers than 8 and 5 at three times the time.
+# States kept at each offset (16 and 32 found no more answers than 8), and the cheapest words of each reading
+# that the lattice offers (5 left out the right homophone of long readings): measured in daemon/lm/README.md.
 BEAM_WIDTH = 8
-WORDS_PER_READING = 5
+WORDS_PER_READING = 10
 # Arcs whose path scores this much below the best path to the same offset are not followed. Measured on every
 # fourth item of the suite (5 paths): 1 answer of the 982 found with no limit was lost, 15–20 % faster.
 SCORE_MARGIN = 8.0
