@@ -66,16 +66,20 @@ async def test_client_disconnect_reaps_its_sessions(bus_address, dictionary_daem
     await session.key("a")
     owner.disconnect()
     other = await connect(bus_address)
+    await until_reaped(other, session.path)
+    other.disconnect()
+
+
+async def until_reaped(bus, path: str) -> None:
+    """Waits until the session at `path` is gone (its client went away); fails after 2.5 s."""
     for _ in range(50):
         try:
-            await call(other, "Send", "ay", [b"x"], session.path, SESSION_INTERFACE)
+            await call(bus, "Send", "ay", [b"x"], path, SESSION_INTERFACE)
         except ClientError as exc:
             if ERROR_UNKNOWN_SESSION in str(exc):
-                break
+                return
         await asyncio.sleep(0.05)
-    else:
-        pytest.fail("the session outlived its client")
-    other.disconnect()
+    pytest.fail("the session outlived its client")
 
 
 async def test_malformed_messages_get_protocol_errors_and_the_daemon_lives(bus_address, dictionary_daemon):
@@ -295,15 +299,7 @@ async def test_the_channel_is_the_users_alone_and_goes_with_the_daemon(tmp_path)
         with pytest.raises(ClientError, match="AccessDenied"):  # the session is the channel connection's
             await ClientSession(bus, session.path).key("a")
         session.bus.disconnect()
-        for _ in range(50):
-            try:
-                await call(bus, "Send", "ay", [b"x"], session.path, SESSION_INTERFACE)
-            except ClientError as exc:
-                if ERROR_UNKNOWN_SESSION in str(exc):
-                    break
-            await asyncio.sleep(0.05)
-        else:
-            pytest.fail("the session outlived its connection")
+        await until_reaped(bus, session.path)
         bus.disconnect()
         daemon.terminate()
         assert daemon.wait(30) == 0

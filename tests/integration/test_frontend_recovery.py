@@ -71,17 +71,22 @@ class RecordingDaemon:
         pipe(self.process.stdout).close()
 
 
-def run(command: list[str], address: str, root: Path, steps: list[str]) -> tuple[list[list], list[str]]:
-    """Runs `steps` through one frontend's driver; "restart" kills the daemon and starts another. Returns
-    the messages each daemon's sessions received, per daemon ([session path, message] pairs), and the answers."""
-    root.mkdir()
-    driver = subprocess.Popen(
+def start_driver(command: list[str], address: str) -> subprocess.Popen:
+    """A frontend's session driver on the bus at `address`, commands in and answers out through pipes."""
+    return subprocess.Popen(
         command,
         env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def run(command: list[str], address: str, root: Path, steps: list[str]) -> tuple[list[list], list[str]]:
+    """Runs `steps` through one frontend's driver; "restart" kills the daemon and starts another. Returns
+    the messages each daemon's sessions received, per daemon ([session path, message] pairs), and the answers."""
+    root.mkdir()
+    driver = start_driver(command, address)
     logs, answers = [root / "daemon-1.log"], []
     daemon = RecordingDaemon(address, logs[0], slow=True)
     try:
@@ -250,13 +255,7 @@ class Spy:
 
 def type_through(command: list[str], address: str, text: str) -> list[str]:
     """The driver's answers to a focus and a key per character of `text`."""
-    driver = subprocess.Popen(
-        command,
-        env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    driver = start_driver(command, address)
     answers = []
     for step in ["focus_in free_form", *(key(character, i) for i, character in enumerate(text, 1))]:
         pipe(driver.stdin).write(step + "\n")
