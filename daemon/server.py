@@ -511,6 +511,7 @@ async def serve(args: argparse.Namespace) -> int:
     reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
     if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
         print(f"tsuzuri-daemon: {BUS_NAME} is already owned by another process", file=sys.stderr)
+        channel.close()
         return 1
     engine.on_status = service.status_changed
     model = args.model or model_wanted(cfg)

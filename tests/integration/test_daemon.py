@@ -2,7 +2,10 @@
 
 import asyncio
 import json
+import os
 import stat
+import subprocess
+import sys
 from contextlib import asynccontextmanager
 
 import pytest
@@ -10,7 +13,7 @@ import pytest
 from daemon.tools.client import ClientError, ClientSession, call, connect, type_keys, wait_for_status
 from ime_protocol import Discard, FocusIn, InputPurpose, Output, decode
 from ime_protocol.dbus_names import ERROR_PROTOCOL, ERROR_UNKNOWN_SESSION, SESSION_INTERFACE
-from tests.dbus_fixtures import client, private_bus, running_daemon
+from tests.dbus_fixtures import REPO, client, private_bus, running_daemon
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +83,21 @@ async def until_reaped(bus, path: str) -> None:
                 return
         await asyncio.sleep(0.05)
     pytest.fail("the session outlived its client")
+
+
+def test_a_second_daemon_leaves_and_takes_its_channel_with_it(bus_address, dictionary_daemon, tmp_path):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    second = subprocess.run(
+        [sys.executable, "-m", "daemon.server", "--bus", bus_address, "--model", str(tmp_path / "none.gguf")],
+        cwd=REPO,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XDG_CONFIG_HOME": str(tmp_path / "config")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode == 1 and "already owned" in second.stderr
+    assert list((runtime / "tsuzuri").iterdir()) == []
 
 
 async def test_malformed_messages_get_protocol_errors_and_the_daemon_lives(bus_address, dictionary_daemon):
