@@ -276,12 +276,10 @@ class PeerConnection(asyncio.Protocol):
     def _bus_method(self, message: Message) -> Message:
         """The bus daemon's methods a client library calls by itself."""
         if message.member == "Hello":
-            reply = Message.new_method_return(message, "s", [self.name])
-        elif message.member in ("AddMatch", "RemoveMatch"):  # every message here is for this peer anyway
-            reply = Message.new_method_return(message)
-        else:
-            reply = Message.new_error(message, ERROR_UNKNOWN_METHOD, f"no bus method {message.member} here")
-        return reply
+            return Message.new_method_return(message, "s", [self.name])
+        if message.member in ("AddMatch", "RemoveMatch"):  # every message here is for this peer anyway
+            return Message.new_method_return(message)
+        return Message.new_error(message, ERROR_UNKNOWN_METHOD, f"no bus method {message.member} here")
 
 
 class PrivateChannel:

@@ -71,7 +71,7 @@ from daemon.dbus_errors import (
 from daemon.dbus_interface import Arg, Interface, Method, Property, Signal, introspection_xml
 from daemon.engine import EngineStatus, ModelState
 from daemon.parts import LEARNING_SAVE_SECONDS, MODEL_SWITCHED_OFF, DaemonParts
-from daemon.private_channel import PrivateChannel, channel_socket_path
+from daemon.private_channel import PeerCredentials, PrivateChannel, channel_socket_path
 from daemon.session import InputSession
 from daemon.session_runner import SessionRunner
 from daemon.session_settings import SessionSettings, bindings_of, romaji_table_of
@@ -212,7 +212,7 @@ class TsuzuriService:
     async def _process_of(self, sender: str) -> int:
         """The client's process id, as its socket (a peer of the channel) or the bus says (asked once per
         connection)."""
-        peer = self.channel.credentials(sender) if self.channel is not None else None
+        peer = self._channel_peer(sender)
         if peer is not None:
             return peer.pid
         pid = self.sessions.process_of(sender)
@@ -223,6 +223,10 @@ class TsuzuriService:
             pid = reply.body[0]
             self.sessions.remember_process(sender, pid)
         return pid
+
+    def _channel_peer(self, sender: str) -> PeerCredentials | None:
+        """What the socket says of a peer of the private channel; None for a bus client."""
+        return self.channel.credentials(sender) if self.channel is not None else None
 
     async def _convert(self, msg: Message, reading: str, context: str, n: int):
         if not reading or len(reading) > MAX_READING_CHARS:
@@ -286,7 +290,7 @@ class TsuzuriService:
         """Only the user the daemon runs as may type through it (a session shows and learns their words), change
         its configuration, or read or change their words and history. The session bus is theirs already; this
         holds where another user can reach it (a shared or proxied bus)."""
-        peer = self.channel.credentials(sender) if self.channel is not None else None
+        peer = self._channel_peer(sender)
         if peer is not None:
             check_same_user(peer.uid, os.getuid())
             return

@@ -403,14 +403,14 @@ async def _dbus_measurements(address: str, daemon_pid: int, keys: int) -> dict:
             sessions.append(s)
         rss[str(count)] = _rss_mib(daemon_pid)
     bus.disconnect()
-    q = statistics.quantiles
+
+    def p50_p95(values: list[float]) -> dict:
+        return {"p50": round(statistics.median(values), 3), "p95": round(statistics.quantiles(values, n=20)[-1], 3)}
+
     return {
-        "key_roundtrip_ms": {"p50": round(statistics.median(key_ms), 3), "p95": round(q(key_ms, n=20)[-1], 3)},
-        "key_roundtrip_on_the_bus_ms": {
-            "p50": round(statistics.median(bus_key_ms), 3),
-            "p95": round(q(bus_key_ms, n=20)[-1], 3),
-        },
-        "empty_call_ms": {"p50": round(statistics.median(status_ms), 3), "p95": round(q(status_ms, n=20)[-1], 3)},
+        "key_roundtrip_ms": p50_p95(key_ms),
+        "key_roundtrip_on_the_bus_ms": p50_p95(bus_key_ms),
+        "empty_call_ms": p50_p95(status_ms),
         "rss_mib_by_sessions": rss,
         "rss_mib_per_session_at_50": round((rss["50"] - rss["0"]) / 50, 2),
     }

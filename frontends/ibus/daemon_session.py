@@ -73,10 +73,21 @@ def method_call(
     return message
 
 
-def answer_of(reply: Gio.DBusMessage, sender: str | None) -> GLib.Variant | None:
-    """The reply's body if it is a method return from `sender`; DaemonUnavailable says why not. The bus daemon's
-    own errors (the daemon gone: ServiceUnknown) count too: no client can send as the bus daemon. On the daemon's
-    channel, where nobody else is, `sender` is None: no bus stamps a sender there."""
+def reply_to(connection: Gio.DBusConnection, message: Gio.DBusMessage) -> Gio.DBusMessage:
+    """The reply to `message`, waited for up to CONNECT_TIMEOUT_MS; DaemonUnavailable if none came."""
+    try:
+        reply, _serial = connection.send_message_with_reply_sync(
+            message, Gio.DBusSendMessageFlags.NONE, CONNECT_TIMEOUT_MS, None
+        )
+    except GLib.Error as error:
+        raise DaemonUnavailable(error.message) from error
+    return reply
+
+
+def answer_of(reply: Gio.DBusMessage, sender: str | None, body_type: str) -> GLib.Variant:
+    """The reply's body if it is a method return from `sender` with a body of `body_type`; DaemonUnavailable says
+    why not. The bus daemon's own errors (the daemon gone: ServiceUnknown) count too: no client can send as the bus
+    daemon. On the daemon's channel, where nobody else is, `sender` is None: no bus stamps a sender there."""
     if reply.get_sender() not in (sender, BUS_DAEMON):
         raise DaemonUnavailable(f"refused an answer from {reply.get_sender()}, not the daemon ({sender})")
     if reply.get_message_type() == Gio.DBusMessageType.ERROR:
@@ -85,7 +96,10 @@ def answer_of(reply: Gio.DBusMessage, sender: str | None) -> GLib.Variant | None
         except GLib.Error as error:
             raise DaemonUnavailable(error.message) from error
         raise DaemonUnavailable(f"{reply.get_error_name()}")
-    return reply.get_body()
+    body = reply.get_body()
+    if body is None or body.get_type_string() != body_type:
+        raise DaemonUnavailable(f"bad reply: not {body_type}")
+    return body
 
 
 class DaemonChannel:
@@ -103,18 +117,13 @@ class DaemonChannel:
     def _connect(self) -> Gio.DBusConnection:
         try:
             # Addressed to the well-known name, which D-Bus-activates the daemon if it is not running; whoever
-            # answered must then own that name.
-            reply, _serial = self.bus.send_message_with_reply_sync(
-                method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "GetChannelAddress", auto_start=True),
-                Gio.DBusSendMessageFlags.NONE,
-                CONNECT_TIMEOUT_MS,
-                None,
+            # answered must then own that name (asked once it has answered).
+            reply = reply_to(
+                self.bus, method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "GetChannelAddress", auto_start=True)
             )
-            body = answer_of(reply, self._daemon_owner())
-            if body is None or body.get_type_string() != "(s)":
-                raise DaemonUnavailable("GetChannelAddress answered without an address")
+            (address,) = answer_of(reply, self._daemon_owner(), "(s)").unpack()
             return Gio.DBusConnection.new_for_address_sync(
-                body.unpack()[0], Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT, None, None
+                address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT, None, None
             )
         except GLib.Error as error:
             raise DaemonUnavailable(f"cannot reach the daemon's channel: {error.message}") from error
@@ -123,21 +132,11 @@ class DaemonChannel:
 
     def _daemon_owner(self) -> str:
         """The unique name that owns the daemon's name, as the bus daemon says."""
-        try:
-            reply, _serial = self.bus.send_message_with_reply_sync(
-                method_call(
-                    BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner", GLib.Variant("(s)", (BUS_NAME,))
-                ),
-                Gio.DBusSendMessageFlags.NONE,
-                CONNECT_TIMEOUT_MS,
-                None,
-            )
-        except GLib.Error as error:
-            raise DaemonUnavailable(error.message) from error
-        body = answer_of(reply, BUS_DAEMON)
-        if body is None or body.get_type_string() != "(s)":
-            raise DaemonUnavailable("the bus did not say who owns the daemon's name")
-        return str(body.unpack()[0])
+        ask = method_call(
+            BUS_DAEMON, "/org/freedesktop/DBus", BUS_DAEMON, "GetNameOwner", GLib.Variant("(s)", (BUS_NAME,))
+        )
+        (owner,) = answer_of(reply_to(self.bus, ask), BUS_DAEMON, "(s)").unpack()
+        return str(owner)
 
 
 class _SendCall:
@@ -176,11 +175,9 @@ class _SendCall:
             reply = self.connection.send_message_with_reply_finish(self.results[0])
         except GLib.Error as error:
             raise DaemonUnavailable(error.message) from error
-        body = answer_of(reply, None)
-        if body is None or body.get_type_string() != "(ay)":
-            raise DaemonUnavailable("bad reply: not an Output")
+        (data,) = answer_of(reply, None, "(ay)").unpack()
         try:
-            return decode(bytes(body.unpack()[0]), Output)
+            return decode(bytes(data), Output)
         except ProtocolError as error:
             raise DaemonUnavailable(f"bad reply: {error}") from error
 
@@ -230,21 +227,10 @@ class DaemonSession:
     def _open(self) -> None:
         connection = self._channel.connection()
         try:
-            reply, _serial = connection.send_message_with_reply_sync(
-                method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession"),
-                Gio.DBusSendMessageFlags.NONE,
-                CONNECT_TIMEOUT_MS,
-                None,
-            )
-        except GLib.Error as error:
-            raise DaemonUnavailable(f"cannot create a session: {error.message}") from error
-        try:
-            body = answer_of(reply, None)  # nobody but the daemon is on the channel
-            if body is None or body.get_type_string() != "(o)":
-                raise DaemonUnavailable("CreateSession answered without a session")
+            reply = reply_to(connection, method_call(BUS_NAME, ROOT_PATH, ROOT_INTERFACE, "CreateSession"))
+            (self._path,) = answer_of(reply, None, "(o)").unpack()  # nobody but the daemon is on the channel
         except DaemonUnavailable as error:
             raise DaemonUnavailable(f"cannot create a session: {error}") from error.__cause__
-        (self._path,) = body.unpack()
         self._connection = connection
         self._subscription = connection.signal_subscribe(
             None,  # a peer-to-peer connection has no senders to tell apart
