@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NewType
 
 from daemon.composer import Brackets, Punctuation, RomajiTableError, Slash, SpaceWidth, load_rules
-from daemon.conversion import MAX_CONTEXT_CHARS
+from daemon.conversion import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from daemon.engine.beam import DEFAULT_BEAM_WIDTH
 from daemon.keys import NAME_KEYSYMS, KeySpec
 from daemon.paths import APP_DIRECTORY, xdg_base_dir
@@ -72,7 +72,7 @@ class ConversionSettings:
 
     live: bool = _setting(False, "Live conversion: show the top candidate while typing")
     context_chars: int = _setting(
-        40,
+        DEFAULT_CONTEXT_CHARS,
         "Characters of text before the cursor that conversion takes as context (the "
         "language models read them all; the neural model the last ten)",
         bounds=(0, MAX_CONTEXT_CHARS),

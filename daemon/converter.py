@@ -7,7 +7,6 @@ annotation the candidate window shows beside it.
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +22,7 @@ from daemon.kana import to_hiragana, to_katakana
 from daemon.lm import (
     CharNgramLM,
     Features,
+    context_hits,
     floored_model_scores,
     likely_and_unlikely,
     model_can_change_the_choice,
@@ -63,18 +63,6 @@ RELEASE_MEMORY_READING_CHARS = 200
 # the suite lost 0.08 points (4-fold CV pooled, 0.7353 → 0.7345; up to 20 kana: 0.25, wac_dev 0.823 → 0.818),
 # and phrases convert in a few milliseconds instead of 15–35.
 LATTICE_MIN_READING_CHARS = 16
-# Words and topics the document already uses come back (a cache language model): a rescoring feature counts the
-# distinct kanji and written bigrams a candidate shares with the left context.
-_KANA_ONLY = re.compile(r"[\u3040-\u30ff]+")
-_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]")
-
-
-def context_hits(text: str, context: str) -> int:
-    """How many distinct kanji and distinct bigrams (other than all-kana ones) of `text` occur in `context`."""
-    bigrams = {text[i : i + 2] for i in range(len(text) - 1)}
-    return sum(1 for bigram in bigrams if not _KANA_ONLY.fullmatch(bigram) and bigram in context) + sum(
-        1 for ch in set(text) if _KANJI.match(ch) and ch in context
-    )
 
 
 def candidate_features(

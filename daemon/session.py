@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from daemon.composer import Composer, InputMode, Transliteration
 from daemon.config import Action
-from daemon.conversion import MAX_READING_CHARS, Conversion, ConversionCandidate, PersonalData
+from daemon.conversion import MAX_READING_CHARS, Conversion, ConversionCandidate, PersonalData, left_context
 from daemon.keys import Key, key_from_event
 from daemon.phases import (
     Composing,
@@ -141,7 +141,7 @@ class InputSession:
     @property
     def context(self) -> str:
         left = self.surrounding.text[: self.surrounding.cursor] if self.surrounding is not None else self.committed
-        return left[-self.settings.context_chars :] if self.settings.context_chars else ""
+        return left_context(left, self.settings.context_chars)
 
     @property
     def private(self) -> bool:

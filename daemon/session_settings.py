@@ -18,6 +18,7 @@ from daemon.composer import (
     romaji_table,
 )
 from daemon.config import Action, InputSettings, KeyBindings
+from daemon.conversion import DEFAULT_CONTEXT_CHARS
 from daemon.keys import Key, KeySpec
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class SessionSettings:
     page_size: int = 9
     dictionary_candidates: int = 20
     live_conversion: bool = False
-    context_chars: int = 40
+    context_chars: int = DEFAULT_CONTEXT_CHARS
     learning: bool = True
     bindings: dict[Action, tuple[KeySpec, ...]] = field(default_factory=lambda: dict(DEFAULT_BINDINGS))
     romaji_table: RomajiTable = ROMAJI_TABLE

@@ -90,12 +90,16 @@ def cut_spans(n_units: int, rng: random.Random, max_units: int = MAX_SPAN_UNITS)
 
 
 def sentence_pairs(
-    units: Sequence[Unit], preceding: str, spans: Iterable[tuple[int, int]], source: str
+    units: Sequence[Unit],
+    preceding: str,
+    spans: Iterable[tuple[int, int]],
+    source: str,
+    context_keep: int = CONTEXT_KEEP,
 ) -> Iterator[Pair]:
     """The pairs of one sentence's spans whose reading is typable and 5–40 characters long.
 
     `preceding` is the text before the sentence in its document; a span's context is that plus the
-    sentence up to the span, its last CONTEXT_KEEP characters.
+    sentence up to the span, its last `context_keep` characters.
     """
     offsets = [0]
     for unit in units:
@@ -105,7 +109,7 @@ def sentence_pairs(
         reading = "".join(unit.reading for unit in units[start:end])
         surface = sentence[offsets[start] : offsets[end]]
         if MIN_READING <= len(reading) <= MAX_READING and typable(reading) and surface.strip():
-            context = (preceding + sentence[: offsets[start]])[-CONTEXT_KEEP:]
+            context = (preceding + sentence[: offsets[start]])[-context_keep:]
             yield Pair(context, reading, surface, source)
 
 
@@ -208,15 +212,23 @@ def mecab_tokens(tagger, sentence: str) -> list[tuple[str, str, str, str | None]
     return tokens
 
 
-def text_pairs(lines: Iterable[str], source: str, continuous: bool, rng: random.Random, tagger) -> Iterator[Pair]:
+def text_pairs(
+    lines: Iterable[str],
+    source: str,
+    continuous: bool,
+    rng: random.Random,
+    tagger,
+    context_keep: int = CONTEXT_KEEP,
+) -> Iterator[Pair]:
     """Pairs from plain sentences, one per line; MeCab drops spaces, so lines with spaces are skipped."""
     preceding = ""
     for line in lines:
         sentence = line.rstrip("\n")
         units = text_units(mecab_tokens(tagger, sentence)) if sentence and " " not in sentence else None
         if units is not None and "".join(u.surface for u in units) == sentence:
-            yield from sentence_pairs(units, preceding if continuous else "", cut_spans(len(units), rng), source)
-        preceding = (preceding + sentence)[-CONTEXT_KEEP:]
+            spans = cut_spans(len(units), rng)
+            yield from sentence_pairs(units, preceding if continuous else "", spans, source, context_keep)
+        preceding = (preceding + sentence)[-context_keep:]
 
 
 def make_tagger():

@@ -7,9 +7,10 @@ the set says how a change does on text it has not seen, where the suite in ../sh
 weights were fitted on. Readings come from MeCab/UniDic as the training pairs' do (training/data.py), so they are
 what a person types for the text as UniDic reads it. Two files of `tsuzuri-eval` items (id, context, input,
 expected, and the item's source register): `phrases.jsonl`, spans of 1–4 phrases cut as the training pairs are
-(5–40 kana, left context the document so far), and `sentences.jsonl`, whole sentences of 10–80 kana after their
-document's preceding text; only readings typed without Latin letters; evenly sampled to at most PHRASES and
-SENTENCES items per source. Deterministic: the same corpus gives the same bytes. Not committed (it is corpus
+(5–40 kana), and `sentences.jsonl`, whole sentences of 10–80 kana; each after as much of its document's
+preceding text as a conversion reads (MAX_CONTEXT_CHARS; tsuzuri-eval cuts it to the session's context_chars);
+only readings typed without Latin letters; evenly sampled to at most PHRASES and SENTENCES items per source.
+Deterministic: the same corpus gives the same bytes. Not committed (it is corpus
 text); `manifest.json` records its digests.
 """
 
@@ -22,9 +23,9 @@ import random
 from pathlib import Path
 from collections.abc import Iterable, Sequence
 
+from daemon.conversion import MAX_CONTEXT_CHARS
 from daemon.tools.corpus import HELD_OUT_MANIFEST, held_out
 from training.data import (
-    CONTEXT_KEEP,
     CONTINUOUS_TEXT,
     Pair,
     make_tagger,
@@ -51,7 +52,7 @@ def sentence_items(lines: Iterable[str], continuous: bool, tagger) -> list[Pair]
             reading = "".join(unit.reading for unit in units)
             if MIN_SENTENCE_READING <= len(reading) <= MAX_SENTENCE_READING:
                 items.append(Pair(preceding if continuous else "", reading, line, "sentence"))
-        preceding = (preceding + line)[-CONTEXT_KEEP:]
+        preceding = (preceding + line)[-MAX_CONTEXT_CHARS:]
     return items
 
 
@@ -75,7 +76,10 @@ def held_out_sets(corpus: Path, tagger) -> dict[str, list[dict]]:
         continuous = name in CONTINUOUS_TEXT
         register = REGISTERS[name]
         phrases = list(
-            filter(typed_in_kana, text_pairs(lines, Path(name).stem, continuous, random.Random(SEED), tagger))
+            filter(
+                typed_in_kana,
+                text_pairs(lines, Path(name).stem, continuous, random.Random(SEED), tagger, MAX_CONTEXT_CHARS),
+            )
         )
         sentences = list(filter(typed_in_kana, sentence_items(lines, continuous, tagger)))
         chosen = {"phrases": evenly(phrases, PHRASES), "sentences": evenly(sentences, SENTENCES)}

@@ -22,7 +22,7 @@ import numpy as np
 
 from daemon.dictionary import Lattice
 from daemon.lm.ngram import CharNgramLM
-from daemon.lm.rescoring import Weights
+from daemon.lm.rescoring import Weights, context_hits
 
 # States kept at each offset (16 and 32 found no more answers than 8), and the cheapest words of each reading
 # that the lattice offers (5 left out the right homophone of long readings): measured in daemon/lm/README.md.
@@ -71,7 +71,7 @@ def best_paths(
 ) -> list[LatticePath]:
     """Up to n paths over the whole lattice with distinct texts, best first by
     weights.cost · cost/1000 + weights.lm · LM log-prob after `context` + weights.chars · characters
-    + weights.morphemes · words."""
+    + weights.morphemes · words + weights.context · what each word shares with `context` (context_hits)."""
     if not lattice.reading:
         return []
     states = _forward(lattice, lm, weights, context, beam, margin)
@@ -84,6 +84,9 @@ def _forward(
     """Every state reached, the sentence start first; arcs leave only the `beam` best states of each offset."""
     keep = lm.order - 1
     encoded: dict[str, tuple[int, ...]] = {}
+    # The context feature counts per word here (what a word shares with the context), so paths through the words
+    # the document already writes are built, not only ranked; the pool's own scoring counts whole texts.
+    context_terms: dict[str, float] = {}
     states = [_State(0, _SENTENCE_EDGE_ID, tuple(lm.history(context)), 0.0)]
     index: dict[tuple[int, int, tuple[int, ...]], int] = {}
     at_offset: list[list[int]] = [[0]] + [[] for _ in range(len(lattice.reading))]
@@ -95,13 +98,16 @@ def _forward(
         for word in words:
             if word.surface not in encoded:
                 encoded[word.surface] = tuple(lm.encode(word.surface))
+                context_terms[word.surface] = weights.context * context_hits(word.surface, context) if context else 0.0
         texts = [encoded[w.surface] for w in words]
         ends = np.array([start + len(w.reading) for w in words])
         joins = lattice.connection[np.array([states[i].right_id for i in sources])][
             :, np.array([w.left_id for w in words])
         ]
         steps = joins.astype(np.int64) + np.array([w.cost for w in words])
-        word_terms = np.array([weights.chars * len(w.surface) + weights.morphemes for w in words])
+        word_terms = np.array(
+            [weights.chars * len(w.surface) + weights.morphemes + context_terms[w.surface] for w in words]
+        )
         lm_scores = lm.score_grid([states[i].history for i in sources], texts)
         arc_scores = weights.cost * steps / 1000 + weights.lm * lm_scores + word_terms
         totals = np.array([states[i].score for i in sources])[:, None] + arc_scores

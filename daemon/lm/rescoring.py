@@ -6,9 +6,27 @@ weight did not improve the cross-validated accuracy is left at 0. See daemon/lm/
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from enum import Enum
 from collections.abc import Sequence
+
+
+# Words and topics the document already uses come back (a cache language model): a rescoring feature counts the
+# distinct kanji, bigrams and trigrams a candidate shares with the left context — longer shared strings count more.
+# An n-gram with two hiragana is function words (では, のの) and no evidence; katakana counts: names and loanwords
+# come back as kanji words do (イタドリ after イタドリ, not 虎杖).
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]")
+
+
+def context_hits(text: str, context: str) -> int:
+    """How many distinct kanji, and distinct bigrams and trigrams with at most one hiragana, of `text` occur in
+    `context`."""
+    grams = {text[i : i + n] for n in (2, 3) for i in range(len(text) - n + 1)}
+    return sum(1 for gram in grams if len(_HIRAGANA.findall(gram)) < 2 and gram in context) + sum(
+        1 for ch in set(text) if _KANJI.match(ch) and ch in context
+    )
 
 
 @dataclass(frozen=True)
@@ -20,7 +38,7 @@ class Features:
     chars: int  # length in characters
     morphemes: int  # dictionary words on its path
     rank: int  # place in the dictionary's list, 0 first
-    context: int  # context hits: kanji and bigrams it shares with the left context
+    context: int  # context hits: what it shares with the left context (context_hits)
     model: float = 0.0  # the neural model's log-probability, when a model is ready
 
     def vector(self) -> tuple[float, ...]:

@@ -26,10 +26,11 @@ import math
 import sys
 import time
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from collections.abc import Callable, Sequence
 
+from daemon.conversion import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS, left_context
 from daemon.dictionary import DictionaryUnavailable, system_dictionary, system_reader
 from daemon.kana import to_katakana
 from daemon.tools.errors import ErrorClass, Lexicon, error_counts, error_of
@@ -356,6 +357,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-lm", action="store_true", help="merging modes: no language model")
     parser.add_argument(
+        "--context-chars",
+        type=int,
+        default=DEFAULT_CONTEXT_CHARS,
+        metavar="N",
+        help=f"characters of each item's left context that conversion takes, as a session's context_chars "
+        f"(default {DEFAULT_CONTEXT_CHARS}, the daemon's)",
+    )
+    parser.add_argument(
         "--errors",
         action="store_true",
         help="count the wrong first candidates by class (variant, wrong kanji, segmentation, "
@@ -364,11 +373,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_items(parser: argparse.ArgumentParser, path: Path, limit: int | None) -> list[EvalItem]:
+def _read_items(parser: argparse.ArgumentParser, path: Path, limit: int | None, context_chars: int) -> list[EvalItem]:
+    """The items of `path`, each with the left context a session would take of its own."""
     try:
-        return load_items(path)[:limit]
+        items = load_items(path)[:limit]
     except (OSError, ValueError, KeyError, TypeError) as error:
         parser.error(f"cannot read items from {path}: {error!r}")
+    return [replace(item, context=left_context(item.context, context_chars)) for item in items]
 
 
 def _report_one(results: Sequence[ItemResult], args: argparse.Namespace) -> None:
@@ -430,6 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give either ITEMS or --suite [DIR]")
     if args.n < 1 or (args.limit is not None and args.limit < 0):
         parser.error("--n must be at least 1 and --limit at least 0")
+    if not 0 <= args.context_chars <= MAX_CONTEXT_CHARS:
+        parser.error(f"--context-chars must be 0 to {MAX_CONTEXT_CHARS}")
     if args.suite is not None and args.per_item:
         parser.error("--per-item writes one set's items: give ITEMS, not --suite")
     if args.suite is not None and not args.suite.is_dir():
@@ -438,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not paths:
         parser.error(f"no evaluation sets (*.jsonl, evaluation.tsv) in {args.suite}")
     # Every set is read before the converter loads, so a broken file fails in a second, not after a model load.
-    items_by_set = {name: _read_items(parser, path, args.limit) for name, path in paths.items()}
+    items_by_set = {name: _read_items(parser, path, args.limit, args.context_chars) for name, path in paths.items()}
     try:
         converter = CONVERTERS[args.mode](args)
     except ConverterUnavailable as error:

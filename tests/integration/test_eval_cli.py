@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from daemon.conversion import MAX_CONTEXT_CHARS
 from daemon.tools import eval as tsuzuri_eval
 from daemon.tools.eval import char_error_rate, load_items, main
 
@@ -211,6 +212,22 @@ def test_modes_come_from_one_registry(items_file, capsys, monkeypatch):
     assert main([str(items_file), "--mode", "greedy", "--json"]) == 0
     scores = last_json_line(capsys.readouterr().out)
     assert scores["mode"] == "greedy" and scores["acc@1"] == 0.0
+
+
+def test_items_take_the_left_context_a_session_reads(tmp_path, capsys, monkeypatch):
+    seen: list[str] = []
+    monkeypatch.setitem(
+        tsuzuri_eval.CONVERTERS, "greedy", lambda options: lambda reading, context, n: seen.append(context) or []
+    )
+    before = "前" * 300 + "後" * 200
+    path = write_jsonl(tmp_path / "long.jsonl", [{"input": "キョウ", "context": before, "expected": ["今日"]}])
+    assert main([str(path), "--mode", "greedy"]) == 0
+    assert main([str(path), "--mode", "greedy", "--context-chars", "40"]) == 0
+    assert main([str(path), "--mode", "greedy", "--context-chars", "0"]) == 0
+    assert seen == [before[-MAX_CONTEXT_CHARS:], before[-40:], ""]  # the daemon's default: all it can take
+    with pytest.raises(SystemExit):
+        main([str(path), "--mode", "greedy", "--context-chars", str(MAX_CONTEXT_CHARS + 1)])
+    assert f"--context-chars must be 0 to {MAX_CONTEXT_CHARS}" in capsys.readouterr().err
 
 
 def test_runs_as_a_module(items_file):

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from daemon.dictionary import Lattice, Morpheme, system_dictionary
-from daemon.lm import BuildOptions, Weights, build, weights_for
+from daemon.lm import BuildOptions, Weights, build, context_hits, weights_for
 from daemon.lm.lattice_search import best_paths
 
 CORPUS = ["今日は良い天気です。", "きょうは雨。", "今日も雨です", "京は晴れ", "いい天気ですね"] * 3
-WEIGHTS = Weights(cost=-0.9, lm=0.3, chars=0.1, morphemes=-0.6)
+WEIGHTS = Weights(cost=-0.9, lm=0.3, chars=0.1, morphemes=-0.6, context=1.0)
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +60,13 @@ def _all_paths(lattice: Lattice, lm, weights: Weights, context: str):
             + weights.lm * lm.score([text], context)[0]
             + weights.chars * len(text)
             + weights.morphemes * len(path)
+            + weights.context * sum(context_hits(w.surface, context) for w in path)
         )
         found.append((score, text, cost, len(path)))
     return found
 
 
-@pytest.mark.parametrize("context", ["", "雨", "今日は"])
+@pytest.mark.parametrize("context", ["", "雨", "今日は", "京の葉"])
 def test_a_wide_beam_lists_what_exhaustive_search_lists(lm, context):
     """Each distinct text once, at the score of its best path, best first."""
     lattice = _small_lattice()

@@ -1,7 +1,10 @@
 """The session state machine, driven key by key with the real dictionary converter."""
 
+from dataclasses import replace
+
 import pytest
 
+from daemon.conversion import MAX_CONTEXT_CHARS
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary, system_reader
 from daemon.composer import Composer, Slash
@@ -124,6 +127,11 @@ def test_left_context_comes_from_commits_or_surrounding_text(session):
     assert session.context == "かんじ"
     session.surrounding = SurroundingText("前の文です。後ろ", 6, 6)
     assert session.context == "前の文です。"
+    before = "一" * 300 + "二" * 200
+    session.surrounding = SurroundingText(before, len(before), len(before))
+    assert session.context == before[-MAX_CONTEXT_CHARS:]  # by default all that a conversion takes
+    session.settings = replace(session.settings, context_chars=0)
+    assert session.context == ""
 
 
 def test_click_selects_a_candidate(session):

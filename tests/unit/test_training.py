@@ -59,6 +59,15 @@ def test_sentence_pairs_context_is_preceding_text_plus_sentence_prefix():
     ]
 
 
+def test_sentence_pairs_keep_the_context_asked_for():
+    long_before = "前" * 300
+    default, held_out = (
+        [p.context for p in sentence_pairs(UNITS, long_before, [(1, 3)], "wac", *keep)] for keep in ((), (200,))
+    )
+    assert default == [(long_before + "人称とは、")[-40:]]
+    assert held_out == [(long_before + "人称とは、")[-200:]]
+
+
 def test_sentence_pairs_drop_short_long_and_untypable_readings():
     spans = [(1, 2), (3, 4), (4, 5)]  # 5 kana: kept; digits: kept; a space inside: dropped
     assert [p.surface for p in sentence_pairs(UNITS, "", spans, "wac")] == ["文法の", "1949年に"]
