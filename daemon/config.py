@@ -73,8 +73,8 @@ class ConversionSettings:
     live: bool = _setting(False, "Live conversion: show the top candidate while typing")
     context_chars: int = _setting(
         DEFAULT_CONTEXT_CHARS,
-        "Characters of text before the cursor that conversion takes as context (the "
-        "language models read them all; the neural model the last ten)",
+        "Characters of text before the cursor that conversion takes as context (what the "
+        "document already writes counts from all of them; the neural model reads the last ten)",
         bounds=(0, MAX_CONTEXT_CHARS),
     )
     learning: bool = _setting(True, "Learn from committed conversions and rank them first next time")
