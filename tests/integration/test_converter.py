@@ -110,20 +110,6 @@ def test_empty_reading_gives_nothing(userdata):
     assert converter(userdata).candidates("") == []
 
 
-def test_context_hits_count_the_written_words_the_context_already_uses():
-    from daemon.lm import context_hits
-
-    context = "一人目の呼称、"
-    # 人目, 目の, の呼, 呼称 (not 二人); 人目の, 目の呼, の呼称; 人, 目, 呼, 称 (not 二)
-    assert context_hits("二人目の呼称", context) == 11
-    assert context_hits("二人目の故障", context) == 5  # 人目, 目の; 人目の; 人, 目
-    assert context_hits("のの", "のの") == 0  # hiragana is no evidence
-    assert context_hits("英国では", "合衆国では") == 2  # 国で; 国; not では, 国では
-    assert context_hits("航空機の運航", "飛行機の運行") == 5  # 機の, の運; 機の運; 機, 運
-    # イタ, タド, ドリ; イタド, タドリ: katakana words come back too
-    assert context_hits("イタドリを", "イタドリの被害") == 5
-
-
 def test_the_context_chooses_among_the_pool_even_when_one_candidate_is_asked_for():
     converter = Converter(dictionary=system_dictionary(), clock=lambda: NOW, language_model=load_language_model())
     assert "故障" in converter.candidates("にばんめのこしょう", "", 1)[0].text

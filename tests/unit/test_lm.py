@@ -20,6 +20,7 @@ from daemon.lm import (
     ReadingLength,
     Weights,
     build,
+    context_hits,
     floored_model_scores,
     likely_and_unlikely,
     load_language_model,
@@ -332,3 +333,15 @@ def test_only_readings_of_sentence_length_get_the_lattice_searchs_paths():
     assert len(long) >= LATTICE_MIN_READING_CHARS
     top = {c.text for c in dictionary.convert(long, RESCORED_TOP)}
     assert {c.text for c in converter.rescoring_pool(long)} - top  # paths MeCab's 10-best does not have
+
+
+def test_context_hits_count_the_written_words_the_context_already_uses():
+    context = "一人目の呼称、"
+    # 人目, 目の, の呼, 呼称 (not 二人); 人目の, 目の呼, の呼称; 人, 目, 呼, 称 (not 二)
+    assert context_hits("二人目の呼称", context) == 11
+    assert context_hits("二人目の故障", context) == 5  # 人目, 目の; 人目の; 人, 目
+    assert context_hits("のの", "のの") == 0  # hiragana is no evidence
+    assert context_hits("英国では", "合衆国では") == 2  # 国で; 国; not では, 国では
+    assert context_hits("航空機の運航", "飛行機の運行") == 5  # 機の, の運; 機の運; 機, 運
+    # イタ, タド, ドリ; イタド, タドリ: katakana words come back too
+    assert context_hits("イタドリを", "イタドリの被害") == 5
