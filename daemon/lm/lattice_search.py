@@ -98,7 +98,7 @@ def _forward(
         for word in words:
             if word.surface not in encoded:
                 encoded[word.surface] = tuple(lm.encode(word.surface))
-                context_terms[word.surface] = weights.context * context_hits(word.surface, context) if context else 0.0
+                context_terms[word.surface] = weights.context * context_hits(word.surface, context)
         texts = [encoded[w.surface] for w in words]
         ends = np.array([start + len(w.reading) for w in words])
         joins = lattice.connection[np.array([states[i].right_id for i in sources])][

@@ -23,6 +23,8 @@ _KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]")
 def context_hits(text: str, context: str) -> int:
     """How many distinct kanji, and distinct bigrams and trigrams with at most one hiragana, of `text` occur in
     `context`."""
+    if not context:  # nothing to share: the search and the rescoring skip the work
+        return 0
     grams = {text[i : i + n] for n in (2, 3) for i in range(len(text) - n + 1)}
     return sum(1 for gram in grams if len(_HIRAGANA.findall(gram)) < 2 and gram in context) + sum(
         1 for ch in set(text) if _KANJI.match(ch) and ch in context
