@@ -24,6 +24,7 @@ from daemon.conversion import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from daemon.engine.beam import DEFAULT_BEAM_WIDTH
 from daemon.keys import NAME_KEYSYMS, KeySpec
 from daemon.paths import APP_DIRECTORY, xdg_base_dir
+from daemon.spelling import Spelling
 from daemon.userdata.storage import atomic_write_bytes
 
 CONFIG_FILE_NAME = "config.toml"
@@ -78,6 +79,12 @@ class ConversionSettings:
         bounds=(0, MAX_CONTEXT_CHARS),
     )
     learning: bool = _setting(True, "Learn from committed conversions and rank them first next time")
+    spelling: Spelling = _setting(
+        Spelling.RANKED,
+        'Auxiliary words in kana or kanji: "ranked" as the ranking chooses (て下さい or てください, as the text it '
+        'learned from writes them); "official" in kana where the rules for official documents ask for it '
+        "(…てください, こと, とき, できる, など)",
+    )
     neural_model: bool = _setting(
         True,
         "Use the neural conversion model (the model setting); off: the dictionary "

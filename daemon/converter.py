@@ -7,6 +7,7 @@ annotation the candidate window shows beside it.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +32,7 @@ from daemon.lm import (
 )
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
 from daemon.rewriters import rewrite_candidates
+from daemon.spelling import Spelling, spelled
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import LineFileStore
 from daemon.userdata.user_dictionary import UserDictionary
@@ -124,6 +126,7 @@ class Converter:
         clock: Callable[[], datetime] = datetime.now,
         constrain_model: bool = False,
         language_model: CharNgramLM | None = None,
+        spelling: Spelling = Spelling.RANKED,
     ):
         self.dictionary = dictionary
         self.engine = engine
@@ -139,6 +142,8 @@ class Converter:
         # model's score (daemon/lm/rescoring.py). Without one (tests, `tsuzuri-eval --no-lm`), the model's own
         # candidates and then the dictionary's, in its order.
         self.language_model = language_model
+        # Which auxiliary words the shared sources' candidates write in kana (daemon/spelling.py).
+        self.spelling = spelling
         # Rankings of recent readings: a conversion started in advance (while the user pauses) serves Space,
         # and one reading converted again (Space, Escape, Space) costs nothing.
         self._ranked: ComputedOnce[Hashable, Ranking] = ComputedOnce(RANKINGS_KEPT)
@@ -231,14 +236,28 @@ class Converter:
         """Everything the ranking of the shared sources depends on: the user's data is merged afresh each time
         (it changes with every commit), the rest only with the model's state or the settings."""
         status = self.engine.status if self.engine is not None else None
-        return (reading, context, n, effort, use_model, status, self.model_candidates, self.constrain_model)
+        return (
+            reading,
+            context,
+            n,
+            effort,
+            use_model,
+            status,
+            self.model_candidates,
+            self.constrain_model,
+            self.spelling,
+        )
 
     def _rank(
         self, reading: str, context: str, n: int, session: ModelSession | None, effort: Effort, use_model: bool
     ) -> Ranking:
-        """The model's, the dictionary's and the lattice search's candidates, ranked (no user data)."""
+        """The model's, the dictionary's and the lattice search's candidates, ranked (no user data), spelled as
+        the spelling policy says."""
         try:
-            return self._ranking(reading, context, n, session, effort, use_model)
+            ranking = self._ranking(reading, context, n, session, effort, use_model)
+            return Ranking(
+                self._spelled(ranking.ahead, reading, context), self._spelled(ranking.behind, reading, context)
+            )
         finally:
             if len(reading) >= RELEASE_MEMORY_READING_CHARS:
                 release_free_memory()
@@ -270,6 +289,28 @@ class Converter:
             )
         return Ranking(tuple(model + self._dictionary(reading, n)), ())
 
+    def _spelled(
+        self, candidates: Sequence[ConversionCandidate], reading: str, context: str
+    ) -> tuple[ConversionCandidate, ...]:
+        """Each candidate as the spelling policy writes it, followed by its own spelling where that differs: the
+        policy cannot tell 物 (a thing) from もの, so the user still can."""
+        if self.spelling is Spelling.RANKED:
+            return tuple(candidates)
+        respelled: list[ConversionCandidate] = []
+        for candidate in candidates:
+            text = self._respelled(candidate.text, reading, context)
+            if text != candidate.text:
+                respelled.append(dataclasses.replace(candidate, text=text))
+            respelled.append(candidate)
+        return tuple(unique_texts(respelled))
+
+    def _respelled(self, text: str, reading: str, before: str) -> str:
+        """`text`, a conversion of `reading` after `before`, as the spelling policy writes it."""
+        if self.spelling is Spelling.RANKED:
+            return text
+        reader = self.text_reader()
+        return spelled(self.spelling, text, reading, before, reader.in_longer_word if reader is not None else None)
+
     def _finished(
         self,
         merged: list[ConversionCandidate],
@@ -297,7 +338,11 @@ class Converter:
             segments = self.dictionary.convert_segments(reading, boundaries, 1)
         except DictionaryUnavailable:
             return []
-        return [(segment.reading, segment.candidates[0].text) for segment in segments]
+        converted: list[tuple[str, str]] = []
+        for segment in segments:
+            before = "".join(text for _, text in converted)
+            converted.append((segment.reading, self._respelled(segment.candidates[0].text, segment.reading, before)))
+        return converted
 
     def model_session(self) -> ModelSession | None:
         """A session of the neural model (its own KV state), if there is a model."""

@@ -1,5 +1,7 @@
 """Pure kana conversions shared by the composer, the dictionary and the engine."""
 
+import re
+
 # Hiragana ぁ (U+3041) .. ゖ (U+3096) map one-to-one onto katakana ァ (U+30A1) .. ヶ (U+30F6).
 _HIRAGANA_FIRST, _HIRAGANA_LAST = 0x3041, 0x3096
 _KATAKANA_OFFSET = 0x60
@@ -25,3 +27,13 @@ def is_hiragana(ch: str) -> bool:
 
 def is_kana(ch: str) -> bool:
     return is_hiragana(ch) or 0x30A0 <= ord(ch) <= 0x30FF
+
+
+def spells(text: str, reading: str) -> bool:
+    """Whether `text` can be read as `reading`: its kana as they are (katakana as hiragana), every run of other
+    characters as one or more characters of the reading."""
+    pattern = "".join(
+        re.escape(to_hiragana(run)) if is_kana(run[0]) else ".+"
+        for run in re.findall(r"[\u3041-\u30ff]+|[^\u3041-\u30ff]+", text)
+    )
+    return re.fullmatch(pattern, to_hiragana(reading), re.DOTALL) is not None

@@ -13,7 +13,7 @@ from daemon.converter import Converter
 from daemon.dictionary import SystemDictionary, system_dictionary, system_reader
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.lm import load_language_model
-from daemon.stateless_worker import ModelSettings, StatelessWorker
+from daemon.stateless_worker import ConverterSettings, StatelessWorker
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import LineFileStore
 from daemon.userdata.user_dictionary import UserDictionary
@@ -48,6 +48,7 @@ class DaemonParts:
             learning=learning,
             model_candidates=config.candidates.model_candidates,
             language_model=load_language_model(),
+            spelling=config.conversion.spelling,
         )
         return cls(dictionary, engine, learning, user_dictionary, converter, StatelessWorker())
 
@@ -62,15 +63,23 @@ class DaemonParts:
         problems = [store.keeping_problem for store in self.stores]
         return EngineStatus(status.state, status.model, "; ".join(filter(None, [status.reason, *problems])))
 
-    def model_settings(self) -> ModelSettings:
-        """The neural model as root Convert's process is to use it: the daemon's, if it is ready."""
+    def converter_settings(self) -> ConverterSettings:
+        """The settings root Convert's process is to convert with: the daemon's neural model, if it is ready, and
+        the daemon's spelling policy."""
         status = self.engine.status
         model = status.model if status.state is ModelState.READY else None
-        return ModelSettings(model, self.engine.n_threads, self.engine.beam_width, self.converter.model_candidates)
+        return ConverterSettings(
+            model,
+            self.engine.n_threads,
+            self.engine.beam_width,
+            self.converter.model_candidates,
+            self.converter.spelling,
+        )
 
     def configure(self, config: Config) -> None:
         """The conversion settings of a reloaded configuration (the model itself is the server's to switch)."""
         self.converter.model_candidates = config.candidates.model_candidates
+        self.converter.spelling = config.conversion.spelling
         self.engine.configure(config.threads, config.candidates.beam_width)
 
     def warm_up(self) -> None:

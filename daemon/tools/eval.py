@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from daemon.conversion import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS, left_context
 from daemon.dictionary import DictionaryUnavailable, system_dictionary, system_reader
 from daemon.kana import to_katakana
+from daemon.spelling import Spelling
 from daemon.tools.errors import ErrorClass, Lexicon, error_counts, error_of
 
 # (katakana reading, left context, n) -> up to n candidates, best first.
@@ -111,6 +112,7 @@ def _merging_converter(
             model_candidates=options.model_candidates,
             constrain_model=constrained,
             language_model=_language_model(options),
+            spelling=options.spelling,
         )
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
@@ -363,6 +365,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"characters of each item's left context that conversion takes, as a session's context_chars "
         f"(default {DEFAULT_CONTEXT_CHARS}, the daemon's)",
+    )
+    parser.add_argument(
+        "--spelling",
+        type=Spelling,
+        choices=list(Spelling),
+        default=Spelling.RANKED,
+        help="merging modes: which auxiliary words are written in kana, as the daemon's conversion.spelling "
+        "(default ranked, the daemon's)",
     )
     parser.add_argument(
         "--errors",

@@ -40,6 +40,12 @@ FIELDS = (
     Field("conversion.live", "ライブ変換 (show the conversion while typing)", "switch"),
     Field("conversion.neural_model", "ニューラル変換モデル (the neural model)", "switch"),
     Field("conversion.learning", "学習 (learn from your choices)", "switch"),
+    Field(
+        "conversion.spelling",
+        "表記 (ranked: as ranked; official: kana where official documents use it)",
+        "choice",
+        ("ranked", "official"),
+    ),
     Field("input.punctuation", "句読点 (what , and . type)", "choice", ("、。", "，．", "，。", "、．")),
     Field("candidates.page_size", "候補の数 (candidates per page)", "number"),
     Field("keys.toggle_input", "日本語入力オン・オフ (switch Japanese on or off)", "keys"),

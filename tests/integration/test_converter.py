@@ -10,6 +10,7 @@ from daemon.converter import Converter, spellings
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.lm import load_language_model
+from daemon.spelling import Spelling
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
 
@@ -261,3 +262,17 @@ def test_a_conversion_that_may_not_wait_never_starts_the_models_ranking():
     converter = Converter(dictionary=system_dictionary(), engine=model, language_model=load_language_model())
     assert converter.timely_candidates(0.01, "こうえん", "昨日の")[1]
     assert not model.asked.is_set()
+
+
+def test_the_official_spelling_writes_the_auxiliary_words_in_kana_and_keeps_the_ranked_spelling_next():
+    found = Converter(dictionary=system_dictionary(), language_model=load_language_model())
+    ranked = [c.text for c in found.candidates("そのときはれんらくする")]
+    assert ranked[0] == "その時は連絡する"  # without context the ranking writes 時
+    found.spelling = Spelling.OFFICIAL  # the same converter: its kept rankings were of the other policy
+    official = [c.text for c in found.candidates("そのときはれんらくする")]
+    assert official[:2] == ["そのときは連絡する", "その時は連絡する"]
+    assert set(official) == set(ranked)  # nothing lost, only moved
+    assert found.bunsetsu("そのときはれんらくする")[0] == ("そのときは", "そのときは")
+    found.spelling = Spelling.RANKED
+    assert [c.text for c in found.candidates("そのときはれんらくする")] == ranked
+    assert found.bunsetsu("そのときはれんらくする")[0] == ("そのときは", "その時は")

@@ -127,6 +127,16 @@ def test_no_model_mode_is_the_daemon_without_a_model(items_file, model_path, tmp
     assert runs[0][0][0] == "今日はいい天気ですね" and runs[0][2][:2] == ["認証とは、", "人称とは、"]
 
 
+def test_the_spelling_policy_is_the_daemons_setting(tmp_path, capsys):
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "a", "input": "そのときはれんらくする", "expected": ["そのときは連絡する"]}\n', encoding="utf-8")
+    scores = []
+    for spelling in ("ranked", "official"):
+        assert main([str(path), "--mode", "no-model", "--spelling", spelling, "--json"]) == 0
+        scores.append(last_json_line(capsys.readouterr().out)["acc@1"])
+    assert scores == [0.0, 1.0]  # ranked: その時は連絡する
+
+
 def test_mozc_evaluation_tsv(tmp_path, capsys):
     path = tmp_path / "evaluation.tsv"
     path.write_text(

@@ -314,19 +314,25 @@ async def test_the_settings_page_shows_and_changes_the_daemons_configuration(fci
     with running_daemon(fcitx_bus, tmp_path, NO_MODEL):
         shown = (await call(app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "GetConfig", "s", [page])).body[0]
         values = shown.value
-        assert (values["conversion.live"].value, values["input.punctuation"].value) == ("False", "、。")
+        shown_values = (values[key].value for key in ("conversion.live", "input.punctuation", "conversion.spelling"))
+        assert tuple(shown_values) == ("False", "、。", "ranked")
         assert [key.value for key in values["keys.toggle_input"].value.values()] == [
             "Zenkaku_Hankaku",
             "Kanji",
             "Control+space",
         ]  # the daemon's ctrl+space, in fcitx's words
 
-        changed = {**values, "conversion.live": Variant("s", "True"), "input.punctuation": Variant("s", "，．")}
+        changed = {
+            **values,
+            "conversion.live": Variant("s", "True"),
+            "input.punctuation": Variant("s", "，．"),
+            "conversion.spelling": Variant("s", "official"),
+        }
         await call(
             app.bus, "/controller", "org.fcitx.Fcitx.Controller1", "SetConfig", "sv", [page, Variant("a{sv}", changed)]
         )
         text = config.read_text(encoding="utf-8")
-        assert "\nlive = true\n" in text and '\npunctuation = "，．"\n' in text
+        assert "\nlive = true\n" in text and '\npunctuation = "，．"\n' in text and '\nspelling = "official"\n' in text
         assert '\ntoggle_input = ["Zenkaku_Hankaku", "Kanji", "ctrl+space"]\n' in text  # not changed: not written
         await app.type(*"kyou")
         assert await app.until(lambda: app.last("preedit")[1] == "今日")  # live conversion, at once

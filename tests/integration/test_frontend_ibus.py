@@ -333,9 +333,10 @@ dialog = SettingsDialog(Daemon(Gio.bus_get_sync(Gio.BusType.SESSION, None)))
 dialog.show_all()
 widgets = dialog.widgets
 print(json.dumps([widgets["conversion.live"].get_active(), widgets["input.punctuation"].get_active_id(),
-                  widgets["keys.toggle_input"].get_text()]))
+                  widgets["conversion.spelling"].get_active_id(), widgets["keys.toggle_input"].get_text()]))
 widgets["conversion.live"].set_active(True)
 widgets["input.punctuation"].set_active_id("，．")
+widgets["conversion.spelling"].set_active_id("official")
 widgets["keys.toggle_input"].set_text("Henkan, ctrl+Hnekan")
 widgets["keys.toggle_input"].activate()
 print(json.dumps(dialog.status.get_text()))
@@ -356,10 +357,10 @@ def test_the_preferences_dialog_shows_and_changes_the_daemons_settings(ibus_env,
         )
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr  # a handler's error only prints
         shown, status = map(json.loads, done.stdout.splitlines())
-        assert shown == [False, "、。", "Zenkaku_Hankaku, Kanji, ctrl+space"]
+        assert shown == [False, "、。", "ranked", "Zenkaku_Hankaku, Kanji, ctrl+space"]
         assert "unknown key name" in status and "Hnekan" in status  # the daemon's reason, shown
         text = config.read_text(encoding="utf-8")
-        assert "\nlive = true\n" in text and '\npunctuation = "，．"\n' in text
+        assert "\nlive = true\n" in text and '\npunctuation = "，．"\n' in text and '\nspelling = "official"\n' in text
         assert '\ntoggle_input = ["Zenkaku_Hankaku", "Kanji", "ctrl+space"]\n' in text  # refused: unchanged
         with driver(ibus_env) as ime:
             typed = ime.type(*"kyou")

@@ -14,7 +14,8 @@ from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine
 from daemon.lm import load_language_model
-from daemon.stateless_worker import LOWEST_PRIORITY, ModelSettings, StatelessWorker
+from daemon.spelling import Spelling
+from daemon.stateless_worker import LOWEST_PRIORITY, ConverterSettings, StatelessWorker
 
 READINGS = ["きょうはいいてんきですね", "かんじ", "しょうがっこう", "ABC123", "きしゃのきしゃがきしゃできしゃした"]
 
@@ -45,22 +46,26 @@ async def test_the_child_converts_as_the_daemons_converter_with_the_model_and_wi
     engine = Engine(n_threads=2, beam_width=4)
     engine.load(model_path).join()
     in_process = Converter(dictionary=system_dictionary(), engine=engine, language_model=load_language_model())
-    with_model = ModelSettings(str(model_path), threads=2, beam_width=4, model_candidates=0)
+    with_model = ConverterSettings(str(model_path), threads=2, beam_width=4, model_candidates=0)
     for reading in READINGS:
         assert await worker.convert(reading, "", 8, with_model) == answers(in_process, reading, 8), reading
     in_process.model_candidates = 3  # the model's own conversions too
-    own = ModelSettings(str(model_path), threads=2, beam_width=4, model_candidates=3)
+    own = ConverterSettings(str(model_path), threads=2, beam_width=4, model_candidates=3)
     found = await worker.convert(READINGS[0], "", 8, own)
     assert found == answers(in_process, READINGS[0], 8) and "model" in {source for _, source, _ in found}
     without = Converter(dictionary=system_dictionary(), language_model=load_language_model())
-    no_model = ModelSettings(None, threads=2, beam_width=4, model_candidates=0)
+    no_model = ConverterSettings(None, threads=2, beam_width=4, model_candidates=0)
     for reading in READINGS:
         assert await worker.convert(reading, "", 8, no_model) == answers(without, reading, 8), reading
+    without.spelling = Spelling.OFFICIAL
+    official = ConverterSettings(None, threads=2, beam_width=4, model_candidates=0, spelling=Spelling.OFFICIAL)
+    found = await worker.convert("そのときはれんらくする", "", 8, official)
+    assert found == answers(without, "そのときはれんらくする", 8) and found[0][0] == "そのときは連絡する"
     engine.close()
 
 
 async def test_the_child_runs_at_the_lowest_priority_and_comes_back_after_it_dies(worker):
-    settings = ModelSettings(None, threads=1, beam_width=4, model_candidates=0)
+    settings = ConverterSettings(None, threads=1, beam_width=4, model_candidates=0)
     first = await worker.convert("かんじ", "", 3, settings)
     (child,) = spawned_children()
     niceness = int(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[16])
@@ -75,7 +80,7 @@ async def test_the_child_runs_at_the_lowest_priority_and_comes_back_after_it_die
 
 async def test_an_idle_child_exits_and_the_next_call_starts_another():
     worker = StatelessWorker(idle_exit_s=0)
-    settings = ModelSettings(None, threads=1, beam_width=4, model_candidates=0)
+    settings = ConverterSettings(None, threads=1, beam_width=4, model_candidates=0)
     try:
         first = await worker.convert("かんじ", "", 3, settings)
         (child,) = spawned_children()

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import daemon.composer
 import daemon.config
 from daemon.composer import Brackets, Punctuation, Slash, SpaceWidth
+from daemon.spelling import Spelling
 from daemon.config import (
     SCHEMA,
     SECTIONS,
@@ -310,6 +311,14 @@ def test_the_input_styles_are_parsed_as_their_choices():
         '# What the , and . keys type ("、。" or "，．" or "，。" or "、．", default: "、。")\n'
         'punctuation = "、。"\n' in render_config()
     )
+
+
+def test_the_spelling_policy_is_a_choice_of_conversion():
+    config, problems = parse_config('[conversion]\nspelling = "official"\n')
+    assert problems == [] and config.conversion.spelling is Spelling.OFFICIAL
+    config, problems = parse_config('[conversion]\nspelling = "kanji"\n', config)
+    assert config.conversion.spelling is Spelling.OFFICIAL and "conversion.spelling" in problems[0]
+    assert 'spelling = "ranked"\n' in render_config()
 
 
 def test_a_romaji_table_is_checked_when_the_config_is_read(tmp_path, monkeypatch):

@@ -30,6 +30,21 @@ def test_reading_of_written_text(text, reading):
     assert system_reader().reading_of(text) == reading
 
 
+@pytest.mark.parametrize(
+    "text, reading, start, end, expected",
+    [
+        ("一致します", "いっちします", 1, 2, True),  # 一致
+        ("食べ物", "たべもの", 2, 3, True),  # 食べ物
+        ("正しい物", "ただしいもの", 3, 4, False),
+        ("交通局等の話", "こうつうきょくなどのはなし", 3, 4, False),  # 等の話 is an entry, read とうのはなし
+        ("お願い致します", "おねがいいたします", 3, 4, False),
+    ],
+)
+@pytest.mark.dictionary
+def test_a_longer_word_takes_the_text_with_a_kanji_beside_it_as_the_reading_allows(text, reading, start, end, expected):
+    assert system_reader().in_longer_word(text, reading, start, end) is expected
+
+
 def test_the_cheapest_path_wins_not_the_longest_word():
     # Two ways through 今日は: one word (こんにちは) or two (きょう + は); connection costs decide.
     connection = np.zeros((3, 3), dtype=np.int16)

@@ -42,6 +42,20 @@ bool readKeys(const std::map<std::string, std::string> &literals, fcitx::KeyList
     return true;
 }
 
+// A choice (an fcitx enum option) from its TOML string; false if it is missing or not one of the choices.
+template <typename Choice>
+bool readChoice(const std::map<std::string, std::string> &literals, fcitx::Option<Choice> &option) {
+    auto literal = literals.find(option.path());
+    size_t start = 0;
+    auto name = literal == literals.end() ? std::nullopt : parseTomlString(literal->second, start);
+    fcitx::RawConfig raw;
+    raw.setValue(name.value_or(""));
+    Choice value;
+    if (!name || !unmarshallOption(value, raw, false)) return false;
+    option.setValue(value);
+    return true;
+}
+
 } // namespace
 
 std::string tomlString(const std::string &text) {
@@ -115,17 +129,8 @@ bool readSettings(const std::map<std::string, std::string> &literals, SettingsPa
             complete = false;
         }
     }
-    auto punctuation = literals.find(page.punctuation.path());
-    size_t start = 0;
-    auto style = punctuation == literals.end() ? std::nullopt : parseTomlString(punctuation->second, start);
-    fcitx::RawConfig raw;
-    raw.setValue(style.value_or(""));
-    Punctuation value;
-    if (style && unmarshallOption(value, raw, false)) {
-        page.punctuation.setValue(value);
-    } else {
-        complete = false;
-    }
+    complete = readChoice(literals, page.punctuation) && complete;
+    complete = readChoice(literals, page.spelling) && complete;
     auto pageSize = literals.find(page.pageSize.path());
     try {
         if (pageSize == literals.end() || !page.pageSize.setValue(std::stoi(pageSize->second))) complete = false;
@@ -145,6 +150,9 @@ std::map<std::string, std::string> changedSettings(const SettingsPage &before, c
     }
     if (*before.punctuation != *after.punctuation) {
         changed[after.punctuation.path()] = tomlString(PunctuationToString(*after.punctuation));
+    }
+    if (*before.spelling != *after.spelling) {
+        changed[after.spelling.path()] = tomlString(SpellingToString(*after.spelling));
     }
     if (*before.pageSize != *after.pageSize) changed[after.pageSize.path()] = std::to_string(*after.pageSize);
     for (auto option : {&SettingsPage::toggleInput, &SettingsPage::inputOn, &SettingsPage::inputOff}) {

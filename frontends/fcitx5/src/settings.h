@@ -21,6 +21,10 @@ namespace tsuzuri {
 enum class Punctuation { ToutenKuten, CommaPeriod, CommaKuten, ToutenPeriod };
 FCITX_CONFIG_ENUM_NAME(Punctuation, "、。", "，．", "，。", "、．");
 
+// daemon/spelling.py Spelling: which auxiliary words conversions write in kana.
+enum class Spelling { Ranked, Official };
+FCITX_CONFIG_ENUM_NAME(Spelling, "ranked", "official");
+
 // A binding may be a key alone (Henkan) or a chord (ctrl+space), as in the daemon's [keys].
 inline const auto KEYS_ALONE_OR_CHORDS = fcitx::KeyListConstrain({fcitx::KeyConstrainFlag::AllowModifierLess});
 
@@ -28,6 +32,9 @@ FCITX_CONFIGURATION(SettingsPage,
     fcitx::Option<bool> live{this, "conversion.live", "ライブ変換 (show the conversion while typing)", false};
     fcitx::Option<bool> neuralModel{this, "conversion.neural_model", "ニューラル変換モデル (the neural model)", true};
     fcitx::Option<bool> learning{this, "conversion.learning", "学習 (learn from your choices)", true};
+    fcitx::Option<Spelling> spelling{this, "conversion.spelling",
+                                     "表記 (ranked: as ranked; official: kana where official documents use it)",
+                                     Spelling::Ranked};
     fcitx::Option<Punctuation> punctuation{this, "input.punctuation", "句読点 (what , and . type)",
                                           Punctuation::ToutenKuten};
     fcitx::Option<int, fcitx::IntConstrain> pageSize{this, "candidates.page_size", "候補の数 (candidates per page)",
