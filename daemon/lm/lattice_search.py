@@ -17,10 +17,11 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 from typing import NamedTuple
+from collections.abc import Sequence
 
 import numpy as np
 
-from daemon.dictionary import Lattice
+from daemon.dictionary import ContextWord, Lattice
 from daemon.lm.ngram import CharNgramLM
 from daemon.lm.rescoring import Weights, context_hits
 
@@ -37,11 +38,21 @@ MAX_BACKWARD_STEPS = 3000
 _SENTENCE_EDGE_ID = 0
 
 
+class PathWord(NamedTuple):
+    start: int  # the stretch of the reading it spells
+    end: int
+    surface: str
+
+
 @dataclass(frozen=True)
 class LatticePath:
     text: str
     cost: int  # dictionary path cost from the sentence start to its end, as MeCab sums it
-    morphemes: int
+    words: tuple[PathWord, ...]
+
+    @property
+    def morphemes(self) -> int:
+        return len(self.words)
 
 
 class _Arc(NamedTuple):
@@ -143,7 +154,7 @@ def _backward(lattice: Lattice, states: list[_State], weights: Weights, n: int) 
         if state.offset == len(lattice.reading):
             edge = int(lattice.connection[state.right_id, _SENTENCE_EDGE_ID])
             suffix_score = weights.cost * edge / 1000
-            heapq.heappush(queue, (-(state.score + suffix_score), next(counter), i, suffix_score, "", edge, 0))
+            heapq.heappush(queue, (-(state.score + suffix_score), next(counter), i, suffix_score, "", edge, ()))
     paths: dict[str, LatticePath] = {}
     # A state reached again with the same text after it: every path on from there is a worse duplicate of
     # one already queued (the same word with another part of speech, or cut differently).
@@ -151,12 +162,12 @@ def _backward(lattice: Lattice, states: list[_State], weights: Weights, n: int) 
     for _ in range(MAX_BACKWARD_STEPS):
         if not queue or len(paths) == n:
             break
-        _, _, i, suffix_score, text, cost, morphemes = heapq.heappop(queue)
+        _, _, i, suffix_score, text, cost, words = heapq.heappop(queue)
         if (i, text) in expanded:
             continue
         expanded.add((i, text))
         if i == 0:
-            paths.setdefault(text, LatticePath(text, cost, morphemes))
+            paths.setdefault(text, LatticePath(text, cost, words))
             continue
         for arc in states[i].arcs:
             score = suffix_score + arc.score
@@ -169,7 +180,28 @@ def _backward(lattice: Lattice, states: list[_State], weights: Weights, n: int) 
                     score,
                     arc.surface + text,
                     cost + arc.cost,
-                    morphemes + 1,
+                    (PathWord(states[arc.source].offset, states[i].offset, arc.surface), *words),
                 ),
             )
     return list(paths.values())
+
+
+def with_context_words(path: LatticePath, found: Sequence[ContextWord]) -> list[LatticePath]:
+    """The path with a word of the document in place of the words that spell the same stretch of the reading,
+    where it has a word boundary at both ends of the stretch (長刀銅山で → 長登銅山で), one word at a time: the
+    rest of the path stays, so a word of the document changes nothing else. The same dictionary cost as the
+    path; texts the path or an earlier word gives are left out."""
+    first_at = {word.start: index for index, word in enumerate(path.words)}
+    last_at = {word.end: index for index, word in enumerate(path.words)}
+    seen = {path.text}
+    substituted: list[LatticePath] = []
+    for word in found:
+        first, last = first_at.get(word.start), last_at.get(word.end)
+        if first is None or last is None or last < first:
+            continue
+        words = (*path.words[:first], PathWord(word.start, word.end, word.surface), *path.words[last + 1 :])
+        text = "".join(w.surface for w in words)
+        if text not in seen:
+            seen.add(text)
+            substituted.append(LatticePath(text, path.cost, words))
+    return substituted

@@ -3,20 +3,17 @@
 The names are the Japanese CLDR short names shipped by the `emoji` package (":ネコの顔:",
 ":旗_日本:"); pykakasi supplies hiragana readings for their kanji. Building the index costs
 about a second, so it happens on first use, or earlier in a background thread through
-`emoji_index()`; and it happens in a child process, because pykakasi keeps its kanji table (96 MB of
-Python objects, 1.4 M of them) for the life of the process that loads it, for an index of under 1 MB.
+`emoji_index()`; and it happens in a child process (daemon/child_json.py).
 """
 
 import json
 import logging
-import os
-import subprocess
 import sys
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from pathlib import Path
 
+from daemon.child_json import ChildBuildFailed, json_from_a_child
 from daemon.kana import to_hiragana
 from daemon.rewriters.base import Rewrite
 
@@ -46,7 +43,6 @@ _READINGS_MISSING_FROM_NAMES = {  # tuples: one emoji can be several code points
 
 _index: dict[str, tuple[str, ...]] | None = None
 _index_lock = threading.Lock()
-_BUILD_SECONDS = 120
 log = logging.getLogger(__name__)
 
 
@@ -66,18 +62,10 @@ def emoji_index() -> dict[str, tuple[str, ...]]:
 def _index_from_a_child_process() -> dict[str, tuple[str, ...]]:
     """_build_index run by `python -m daemon.rewriters.emoji_index`; empty (no emoji candidates, logged) if
     that fails."""
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     try:
-        built = subprocess.run(
-            [sys.executable, "-m", __name__], capture_output=True, check=True, env=env, timeout=_BUILD_SECONDS
-        )
-        return {key: tuple(chars) for key, chars in json.loads(built.stdout).items()}
-    except (OSError, subprocess.SubprocessError, ValueError) as error:
-        stderr = getattr(error, "stderr", b"") or b""
-        log.warning(
-            "no emoji candidates: their index did not build (%s) %s", error, stderr.decode(errors="replace")[-500:]
-        )
+        return {key: tuple(chars) for key, chars in json_from_a_child(__name__).items()}
+    except ChildBuildFailed as error:
+        log.warning("no emoji candidates: their index did not build (%s)", error)
         return {}
 
 

@@ -51,6 +51,7 @@ def _loaded_dictionary():
     dictionary = system_dictionary()
     try:
         dictionary.load()  # now, so the first item's latency is a conversion's
+        system_reader().load()  # as the daemon's warm-up does: context words need it
     except DictionaryUnavailable as error:
         raise ConverterUnavailable(str(error)) from error
     return dictionary

@@ -55,8 +55,9 @@ def collect_items(suite: Path, limit: int | None, lm: CharNgramLM | None) -> lis
             f"tsuzuri-lm fit: {suite} holds the held-out set (training/heldout.py): nothing is fitted on it"
         )
     from daemon.converter import Converter
-    from daemon.dictionary import system_dictionary
+    from daemon.dictionary import system_dictionary, system_reader
 
+    system_reader().load()  # the pools hold the document's words, as the daemon's do after its warm-up
     converter = Converter(system_dictionary(), language_model=lm)
     found = []
     for set_name, path in suite_sets(suite).items():

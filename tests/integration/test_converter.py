@@ -7,7 +7,7 @@ import pytest
 
 from daemon.conversion import MAX_READING_CHARS, Effort, PersonalData, ReadingTooLong, clean_reading
 from daemon.converter import Converter, spellings
-from daemon.dictionary import system_dictionary
+from daemon.dictionary import system_dictionary, system_reader
 from daemon.engine import Engine, EngineStatus, ModelState
 from daemon.lm import load_language_model
 from daemon.spelling import Spelling
@@ -276,3 +276,11 @@ def test_the_official_spelling_writes_the_auxiliary_words_in_kana_and_keeps_the_
     found.spelling = Spelling.RANKED
     assert [c.text for c in found.candidates("そのときはれんらくする")] == ranked
     assert found.bunsetsu("そのときはれんらくする")[0] == ("そのときは", "その時は")
+
+
+def test_the_documents_own_words_come_back_for_their_reading():
+    system_reader().load()  # as the daemon's warm-up does
+    found = Converter(dictionary=system_dictionary(), language_model=load_language_model())
+    assert found.candidates("ていようえんにより")[0].text != "蹄葉炎により"  # no dictionary word: a homophone
+    assert found.candidates("ていようえんにより", "テンポイントは蹄葉炎を発症した。")[0].text == "蹄葉炎により"
+    assert found.candidates("しんしゅう6ごうは", "中国の宇宙船神舟が打ち上げられた。")[0].text == "神舟6号は"

@@ -129,7 +129,9 @@ def test_no_model_mode_is_the_daemon_without_a_model(items_file, model_path, tmp
 
 def test_the_spelling_policy_is_the_daemons_setting(tmp_path, capsys):
     path = tmp_path / "items.jsonl"
-    path.write_text('{"id": "a", "input": "そのときはれんらくする", "expected": ["そのときは連絡する"]}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "a", "input": "そのときはれんらくする", "expected": ["そのときは連絡する"]}\n', encoding="utf-8"
+    )
     scores = []
     for spelling in ("ranked", "official"):
         assert main([str(path), "--mode", "no-model", "--spelling", spelling, "--json"]) == 0

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from daemon.dictionary import system_reader
+from daemon.dictionary import ContextWord, system_reader
 from daemon.dictionary.readings import WrittenWord, best_reading
 from daemon.reconversion import MAX_RECONVERTED_CHARS, ReconversionTarget, reconversion, reconversion_target
 from ime_protocol import SurroundingText
@@ -43,6 +43,16 @@ def test_reading_of_written_text(text, reading):
 @pytest.mark.dictionary
 def test_a_longer_word_takes_the_text_with_a_kanji_beside_it_as_the_reading_allows(text, reading, start, end, expected):
     assert system_reader().in_longer_word(text, reading, start, end) is expected
+
+
+@pytest.mark.dictionary
+def test_the_documents_words_are_read_piece_by_piece_through_the_dictionary_and_the_kanji_readings():
+    reader = system_reader()
+    found = reader.context_words("ていようえんにより", "テンポイントは蹄葉炎を発症した。")
+    assert ContextWord(0, 6, "蹄葉炎") in found
+    # 丹霞: 霞 reads か only in the kanji readings (Mozc's entries read it かすみ).
+    assert ContextWord(0, 3, "丹霞") in reader.context_words("たんかの", "赤水の丹霞は")
+    assert reader.context_words("じまで", "時間まで") == []  # 時間 is an entry: read じかん, never じま
 
 
 def test_the_cheapest_path_wins_not_the_longest_word():

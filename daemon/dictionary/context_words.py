@@ -1,0 +1,73 @@
+"""The words the document already writes, found again in the reading being converted (長登銅山 after 長登銅山).
+
+Names and terms a document introduces are often no dictionary entry (長登銅山, 蹄葉炎, 神舟): typed again, they
+convert into homophones (長刀銅山, 体葉縁, 信州). So the runs of kanji before the cursor are read piece by piece
+through the dictionary — a piece is an entry written as that part of the run, read as the entry reads — and every
+part of a run, two kanji or more, whose reading is a stretch of the typed reading is a word the conversion may
+write there. A part that is itself an entry is left to the dictionary, which offers it with its own readings
+(時間 never reads じま).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+# (run, i) → the (length, reading) of every entry written run[i:i + length].
+Pieces = Callable[[str, int], Sequence[tuple[int, str]]]
+# A run → the offsets where its words begin and end, as the dictionary reads it (0 and its length among them).
+Boundaries = Callable[[str], frozenset[int]]
+
+_KANJI_RUN = re.compile(r"[\u3400-\u9fff々〆ヶ]{2,}")
+MIN_WORD_CHARS = 2
+# Longer parts of a run are compounds of words the dictionary has (a 16-kanji law title), not a name.
+MAX_WORD_CHARS = 8
+
+
+@dataclass(frozen=True)
+class ContextWord:
+    """A part of a kanji run of the context that spells reading[start:end]."""
+
+    start: int
+    end: int
+    surface: str
+
+
+def kanji_runs(context: str) -> list[str]:
+    """The distinct runs of two kanji or more in `context`, the latest first."""
+    return list(dict.fromkeys(reversed(_KANJI_RUN.findall(context))))
+
+
+def context_words(
+    reading: str, context: str, pieces: Pieces, is_entry: Callable[[str], bool], boundaries: Boundaries
+) -> list[ContextWord]:
+    """Every part of a kanji run of `context` (MIN_WORD_CHARS to MAX_WORD_CHARS kanji, no entry itself, from a
+    boundary of the run's words to another: 代初 is no part of 時代初期) that spells a stretch of `reading`
+    (hiragana) piece by piece, once each."""
+    found: dict[ContextWord, None] = {}
+    for run in kanji_runs(context):
+        cuts: frozenset[int] | None = None  # read only for a run that spells something: most spell nothing
+        for first in range(len(run) - MIN_WORD_CHARS + 1):
+            for length, piece in pieces(run, first):
+                start = reading.find(piece) if piece else -1
+                while start >= 0:
+                    # (end of the part in the run, end of its reading)
+                    stack = [(first + length, start + len(piece))]
+                    while stack:
+                        last, end = stack.pop()
+                        if last - first >= MIN_WORD_CHARS:
+                            cuts = boundaries(run) if cuts is None else cuts
+                            if first in cuts and last in cuts and not is_entry(run[first:last]):
+                                found[ContextWord(start, end, run[first:last])] = None
+                        if last == len(run):
+                            continue
+                        for more, following in pieces(run, last):
+                            if (
+                                last + more - first <= MAX_WORD_CHARS
+                                and following
+                                and reading.startswith(following, end)
+                            ):
+                                stack.append((last + more, end + len(following)))
+                    start = reading.find(piece, start + 1)
+    return list(found)
