@@ -1,11 +1,12 @@
-"""The words the document already writes, found again in the reading being converted (長登銅山 after 長登銅山).
+"""The words the document already writes, found again in the reading being converted (蹄葉炎 after 蹄葉炎).
 
-Names and terms a document introduces are often no dictionary entry (長登銅山, 蹄葉炎, 神舟): typed again, they
-convert into homophones (長刀銅山, 体葉縁, 信州). So the runs of kanji before the cursor are read piece by piece
-through the dictionary — a piece is an entry written as that part of the run, read as the entry reads — and every
-part of a run, two kanji or more, whose reading is a stretch of the typed reading is a word the conversion may
-write there. A part that is itself an entry is left to the dictionary, which offers it with its own readings
-(時間 never reads じま).
+Names and terms a document introduces are often no dictionary entry (蹄葉炎, 神舟, 丹霞): typed again, they
+convert into homophones (体葉縁, 信州, 単価). So the runs of kanji before the cursor are read piece by piece — a
+piece is an entry written as that part of the run, read as the entry reads, or one kanji in one of its own
+readings (霞 か: kanji_readings.py) — and every part of a run from one of its word boundaries to another,
+two kanji or more, whose reading is a stretch of the typed reading is a word the conversion may write there. A
+part that is itself an entry is left to the dictionary, which offers it with its own readings (時間 never reads
+じま).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ written. `SurfaceIndex` finds every entry of sys.dic by its surface (built on fi
 about 3 s; it keeps ~50 MB of arrays and reads surfaces from the file's memory map). `best_reading` then runs
 the search MeCab runs forward, over the written text instead of a reading, with the dictionary's own word and
 connection costs: so 今日は reads きょうは (noun and particle), not the greeting こんにちは that a longest match
-would take, and 良い reads よい where the cheaper word says so.
+would take, and 良い reads よい where the cheaper word says so. The same index reads the document's words for
+conversion (`context_words`) and tells the spelling policy which kanji belong to a longer word (`in_longer_word`).
 """
 
 from __future__ import annotations
