@@ -306,8 +306,6 @@ class Converter:
 
     def _respelled(self, text: str, reading: str, before: str) -> str:
         """`text`, a conversion of `reading` after `before`, as the spelling policy writes it."""
-        if self.spelling is Spelling.RANKED:
-            return text
         reader = self.text_reader()
         return spelled(self.spelling, text, reading, before, reader.in_longer_word if reader is not None else None)
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-# (run, i) → the (length, reading) of every entry written run[i:i + length].
+# (run, i) → the (length, reading) of every entry written run[i:i + length], and of run[i]'s own readings (length 1).
 Pieces = Callable[[str, int], Sequence[tuple[int, str]]]
 # A run → the offsets where its words begin and end, as the dictionary reads it (0 and its length among them).
 Boundaries = Callable[[str], frozenset[int]]
@@ -40,12 +40,10 @@ def kanji_runs(context: str) -> list[str]:
     return list(dict.fromkeys(reversed(_KANJI_RUN.findall(context))))
 
 
-def context_words(
-    reading: str, context: str, pieces: Pieces, is_entry: Callable[[str], bool], boundaries: Boundaries
-) -> list[ContextWord]:
-    """Every part of a kanji run of `context` (MIN_WORD_CHARS to MAX_WORD_CHARS kanji, no entry itself, from a
-    boundary of the run's words to another: 代初 is no part of 時代初期) that spells a stretch of `reading`
-    (hiragana) piece by piece, once each."""
+def context_words(reading: str, context: str, pieces: Pieces, boundaries: Boundaries) -> list[ContextWord]:
+    """Every part of a kanji run of `context` (MIN_WORD_CHARS to MAX_WORD_CHARS kanji; no entry itself, which is
+    a piece as long at its start; from a boundary of the run's words to another: 代初 is no part of 時代初期) that
+    spells a stretch of `reading` (hiragana) piece by piece, once each."""
     found: dict[ContextWord, None] = {}
     for run in kanji_runs(context):
         cuts: frozenset[int] | None = None  # read only for a run that spells something: most spell nothing
@@ -59,7 +57,11 @@ def context_words(
                         last, end = stack.pop()
                         if last - first >= MIN_WORD_CHARS:
                             cuts = boundaries(run) if cuts is None else cuts
-                            if first in cuts and last in cuts and not is_entry(run[first:last]):
+                            if (
+                                first in cuts
+                                and last in cuts
+                                and all(size != last - first for size, _ in pieces(run, first))
+                            ):
                                 found[ContextWord(start, end, run[first:last])] = None
                         if last == len(run):
                             continue

@@ -207,7 +207,6 @@ class TextReader:
         self._run_words = functools.lru_cache(maxsize=RUNS_KEPT)(self._words_from)
         self._run_pieces = functools.lru_cache(maxsize=RUNS_KEPT)(self._pieces_of)
         self._word_boundaries = functools.lru_cache(maxsize=RUNS_KEPT)(self._boundaries_of)
-        self._is_entry = functools.lru_cache(maxsize=RUNS_KEPT)(self._has_entry)
 
     def load(self) -> None:
         """Build the index now rather than for the first reading (about 3 s), and the kanji readings the
@@ -231,7 +230,7 @@ class TextReader:
     def context_words(self, reading: str, context: str) -> list[ContextWord]:
         """The parts of the kanji runs of `context` that spell a stretch of `reading` and are no entry
         (daemon/dictionary/context_words.py)."""
-        return context_words(to_hiragana(reading), context, self._pieces, self._is_entry, self._word_boundaries)
+        return context_words(to_hiragana(reading), context, self._pieces, self._word_boundaries)
 
     def _pieces(self, run: str, start: int) -> tuple[tuple[int, str], ...]:
         return self._run_pieces(run)[start]
@@ -252,9 +251,6 @@ class TextReader:
         for _, word in best_path(run, self._run_words(run), self._files()[1]):
             cuts.append(cuts[-1] + word.length)
         return frozenset(cuts)
-
-    def _has_entry(self, text: str) -> bool:
-        return any(word.length == len(text) for word in self._files()[0].words_at(text, 0))
 
     def in_longer_word(self, text: str, reading: str, start: int, end: int) -> bool:
         """Whether an entry spells text[start:end] together with a kanji beside it, read as `reading` (the

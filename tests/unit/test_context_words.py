@@ -30,10 +30,6 @@ def pieces(run: str, start: int) -> list[tuple[int, str]]:
     ]
 
 
-def is_entry(text: str) -> bool:
-    return text in ENTRIES
-
-
 def every_boundary(run: str) -> frozenset[int]:
     return frozenset(range(len(run) + 1))
 
@@ -44,17 +40,17 @@ def test_kanji_runs_are_distinct_and_the_latest_first():
 
 
 def test_every_part_of_a_run_that_spells_a_stretch_of_the_reading_is_found():
-    found = context_words("たんかのちけい", "丹霞地形が見られる", pieces, is_entry, every_boundary)
+    found = context_words("たんかのちけい", "丹霞地形が見られる", pieces, every_boundary)
     assert ContextWord(0, 3, "丹霞") in found
     assert ContextWord(0, 7, "丹霞地形") not in found  # の between: not this run's reading
-    found = context_words("このたんかちけい", "丹霞地形", pieces, is_entry, every_boundary)
+    found = context_words("このたんかちけい", "丹霞地形", pieces, every_boundary)
     assert {ContextWord(2, 5, "丹霞"), ContextWord(2, 8, "丹霞地形")} <= set(found)
 
 
 def test_a_part_that_is_an_entry_is_left_to_the_dictionary():
     # 時間 reads じかん as an entry: it never spells じま, whatever its kanji's readings would make of it.
-    assert context_words("じまで", "時間まで", pieces, is_entry, every_boundary) == []
-    assert set(context_words("ちょうとどうざん", "長登銅山", pieces, is_entry, every_boundary)) == {
+    assert context_words("じまで", "時間まで", pieces, every_boundary) == []
+    assert set(context_words("ちょうとどうざん", "長登銅山", pieces, every_boundary)) == {
         ContextWord(0, 4, "長登"),
         ContextWord(0, 8, "長登銅山"),
         ContextWord(3, 8, "登銅山"),
@@ -62,9 +58,9 @@ def test_a_part_that_is_an_entry_is_left_to_the_dictionary():
 
 
 def test_no_context_no_words_and_parts_stay_within_the_longest_word():
-    assert context_words("たんか", "", pieces, is_entry, every_boundary) == []
+    assert context_words("たんか", "", pieces, every_boundary) == []
     run = "丹" * (MAX_WORD_CHARS + 2)
-    found = context_words("たん" * (MAX_WORD_CHARS + 2), run, pieces, is_entry, every_boundary)
+    found = context_words("たん" * (MAX_WORD_CHARS + 2), run, pieces, every_boundary)
     assert found and max(len(word.surface) for word in found) == MAX_WORD_CHARS
 
 
@@ -96,9 +92,9 @@ def test_a_part_begins_and_ends_where_the_runs_words_do():
     def readings(run: str, i: int) -> list[tuple[int, str]]:
         return {"代": [(1, "たい")], "初": [(1, "しょ")]}.get(run[i], [])
 
-    found = context_words("たいしょ", "時代初期", readings, is_entry, {"時代初期": frozenset({0, 2, 4})}.get)
+    found = context_words("たいしょ", "時代初期", readings, {"時代初期": frozenset({0, 2, 4})}.get)
     assert found == []
-    found = context_words("たいしょ", "時代初期", readings, is_entry, every_boundary)
+    found = context_words("たいしょ", "時代初期", readings, every_boundary)
     assert found == [ContextWord(0, 4, "代初")]
 
 
