@@ -13,8 +13,6 @@ that applies when it is a context whose continuation was pruned or never seen.
 
 from __future__ import annotations
 
-import json
-import mmap
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +20,12 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from daemon.lm.array_file import read_arrays, write_arrays
+
 BOS = 0
 UNK = 1
 FILE_MAGIC = b"TSZLM002"
 _CODES = 256
-_ALIGN = 64
 _NOT_FOUND = -1
 
 
@@ -221,41 +220,15 @@ class CharNgramLM:
             for name, level in values:
                 level = level if isinstance(level, QuantizedValues) else QuantizedValues.of(np.asarray(level))
                 arrays[f"{name}{k}.codes"], arrays[f"{name}{k}.table"] = level.codes, level.table
-        layout: dict[str, dict] = {}
-        offset = 0
-        for name, array in arrays.items():
-            layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
-            offset += -(-array.nbytes // _ALIGN) * _ALIGN
-        header = json.dumps(
-            {"order": self.order, "chars": self.chars, "arrays": layout, "meta": self.meta}, ensure_ascii=False
-        ).encode("utf-8")
-        start = -(-(len(FILE_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
-        tmp = path.with_name(path.name + ".partial")
-        with tmp.open("wb") as out:
-            out.write(FILE_MAGIC + len(header).to_bytes(8, "little") + header)
-            for name, array in arrays.items():
-                out.seek(start + layout[name]["offset"])
-                out.write(np.ascontiguousarray(array).tobytes())
-        tmp.replace(path)
+        # "arrays" (the layout, filled in by write_arrays) keeps its place in the header: same file, same bytes.
+        header = {"order": self.order, "chars": self.chars, "arrays": {}, "meta": self.meta}
+        write_arrays(path, FILE_MAGIC, header, arrays)
 
     @classmethod
     def load(cls, path: Path) -> CharNgramLM:
-        with Path(path).open("rb") as file:
-            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        if mapped[: len(FILE_MAGIC)] != FILE_MAGIC:
-            raise ValueError(
-                f"{path} is not a Tsuzuri language model of this version (rebuild it with tsuzuri-lm build)"
-            )
-        size = int.from_bytes(mapped[len(FILE_MAGIC) : len(FILE_MAGIC) + 8], "little")
-        header = json.loads(mapped[len(FILE_MAGIC) + 8 : len(FILE_MAGIC) + 8 + size].decode("utf-8"))
-        start = -(-(len(FILE_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
-
-        def array(name: str) -> np.ndarray:
-            spec = header["arrays"][name]
-            count = int(np.prod(spec["shape"]))
-            return np.frombuffer(
-                mapped, dtype=np.dtype(spec["dtype"]), count=count, offset=start + spec["offset"]
-            ).reshape(spec["shape"])
+        header, array = read_arrays(
+            path, FILE_MAGIC, "a Tsuzuri language model of this version (rebuild it with tsuzuri-lm build)"
+        )
 
         def values(name: str, k: int):
             if k == 1:
