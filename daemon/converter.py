@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from itertools import repeat
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -31,6 +32,7 @@ from daemon.lm import (
     weights_for,
 )
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths, with_context_words
+from daemon.lm.word_vectors import WordVectors
 from daemon.rewriters import rewrite_candidates
 from daemon.spelling import Spelling, spelled
 from daemon.userdata.learning import LearningHistory
@@ -73,9 +75,10 @@ def candidate_features(
     reading: str,
     context: str,
     model_scores: list[float] | None = None,
+    coherence: Sequence[float] | None = None,
 ) -> list[Features]:
     """What the rescoring weighs for each candidate of the pool, in the pool's order (the model's scores
-    only where it has a say)."""
+    only where it has a say; coherence where there are word vectors)."""
     model = (
         [0.0] * len(candidates)
         if not model_scores or not model_has_a_say(reading, context)
@@ -90,8 +93,9 @@ def candidate_features(
             rank=rank,
             context=context_hits(c.text, context),
             model=m,
+            coherence=fits,
         )
-        for rank, (c, lm_score, m) in enumerate(zip(candidates, lm_scores, model))
+        for rank, (c, lm_score, m, fits) in enumerate(zip(candidates, lm_scores, model, coherence or repeat(0.0)))
     ]
 
 
@@ -127,6 +131,7 @@ class Converter:
         constrain_model: bool = False,
         language_model: CharNgramLM | None = None,
         spelling: Spelling = Spelling.RANKED,
+        word_vectors: WordVectors | None = None,
     ):
         self.dictionary = dictionary
         self.engine = engine
@@ -142,6 +147,8 @@ class Converter:
         # model's score (daemon/lm/rescoring.py). Without one (tests, `tsuzuri-eval --no-lm`), the model's own
         # candidates and then the dictionary's, in its order.
         self.language_model = language_model
+        # Which words go together (daemon/lm/word_vectors.py), a feature of the rescoring; without them it is 0.
+        self.word_vectors = word_vectors
         # Which auxiliary words the shared sources' candidates write in kana (daemon/spelling.py).
         self.spelling = spelling
         # Rankings of recent readings: a conversion started in advance (while the user pauses) serves Space,
@@ -428,26 +435,28 @@ class Converter:
         top = KEYSTROKE_RESCORED_TOP if effort is Effort.KEYSTROKE else RESCORED_TOP
         dictionary = self._dictionary(reading, max(n, top))
         pool = self._pool(dictionary, reading, context) if effort.searches_lattice else dictionary[:top]
-        lm_scores = language_model.score([c.text for c in pool], context) if pool else []
-        return RescoringPool(tuple(dictionary), tuple(pool), tuple(lm_scores))
+        texts = [c.text for c in pool]
+        lm_scores = language_model.score(texts, context) if pool else []
+        coherence = tuple(self.word_vectors.coherence(texts, context)) if self.word_vectors is not None else None
+        return RescoringPool(tuple(dictionary), tuple(pool), tuple(lm_scores), coherence)
 
     def _rescored(
         self, reading: str, context: str, rescoring: RescoringPool, session: ModelSession | None, use_model: bool
     ) -> tuple[list[ConversionCandidate], list[ConversionCandidate]]:
         """The pool best first, cut into the likely candidates and the unlikely ones
         (rescoring.likely_and_unlikely)."""
-        top, lm_scores = list(rescoring.pool), list(rescoring.lm_scores)
+        top, lm_scores, coherence = list(rescoring.pool), list(rescoring.lm_scores), rescoring.coherence
         texts = [c.text for c in top]
         if not texts:
             return [], []
         with_model = use_model and self.model_ready()
         weights = weights_for(reading, context, with_model)
-        features = candidate_features(top, lm_scores, reading, context)
+        features = candidate_features(top, lm_scores, reading, context, coherence=coherence)
         # The model is asked only where it has a say and could change the first candidate: the same first
         # choice as always asking it, for about half the model calls.
         if model_can_change_the_choice(features, weights):
             model_scores = self._model_scores(reading, context, session, texts)
-            features = candidate_features(top, lm_scores, reading, context, model_scores)
+            features = candidate_features(top, lm_scores, reading, context, model_scores, coherence)
         likely, unlikely = likely_and_unlikely(features, weights)
         return [top[i] for i in likely], [top[i] for i in unlikely]
 
@@ -517,11 +526,12 @@ class Converter:
 @dataclass(frozen=True)
 class RescoringPool:
     """What a ranking rescores: the dictionary's own N-best, the pool (its top and the lattice search's best
-    paths) and the pool's language model scores."""
+    paths), the pool's language model scores and its words' coherence."""
 
     dictionary: tuple[ConversionCandidate, ...]
     pool: tuple[ConversionCandidate, ...]
     lm_scores: tuple[float, ...]
+    coherence: tuple[float, ...] | None  # None without word vectors
 
 
 @dataclass(frozen=True)

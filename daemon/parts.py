@@ -12,7 +12,7 @@ from daemon.config import Config
 from daemon.converter import Converter
 from daemon.dictionary import SystemDictionary, system_dictionary, system_reader
 from daemon.engine import Engine, EngineStatus, ModelState
-from daemon.lm import load_language_model
+from daemon.lm import load_language_model, load_word_vectors
 from daemon.stateless_worker import ConverterSettings, StatelessWorker
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.storage import LineFileStore
@@ -49,6 +49,7 @@ class DaemonParts:
             model_candidates=config.candidates.model_candidates,
             language_model=load_language_model(),
             spelling=config.conversion.spelling,
+            word_vectors=load_word_vectors(),
         )
         return cls(dictionary, engine, learning, user_dictionary, converter, StatelessWorker())
 

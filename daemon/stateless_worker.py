@@ -61,11 +61,16 @@ def _converter_for(settings: ConverterSettings) -> Converter:
     from daemon.converter import Converter
     from daemon.dictionary import system_dictionary
     from daemon.engine import Engine
-    from daemon.lm import load_language_model
+    from daemon.lm import load_language_model, load_word_vectors
 
     if _child is None:
         engine = Engine(n_threads=settings.threads, beam_width=settings.beam_width)
-        converter = Converter(dictionary=system_dictionary(), engine=engine, language_model=load_language_model())
+        converter = Converter(
+            dictionary=system_dictionary(),
+            engine=engine,
+            language_model=load_language_model(),
+            word_vectors=load_word_vectors(),
+        )
         _child = converter, ConverterSettings(None, settings.threads, settings.beam_width, 0)
     converter, had = _child
     if settings != had:

@@ -6,7 +6,8 @@ piece is an entry written as that part of the run, read as the entry reads, or o
 readings (霞 か: kanji_readings.py) — and every part of a run from one of its word boundaries to another,
 two kanji or more, whose reading is a stretch of the typed reading is a word the conversion may write there. A
 part that is itself an entry is left to the dictionary, which offers it with its own readings (時間 never reads
-じま).
+じま). Katakana words read as they are written: a run of the context is a word wherever the reading spells it
+(ハトゥは, not はトゥは, after ティハトゥ's son ハトゥ).
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from daemon.kana import to_hiragana
+
 # (run, i) → the (length, reading) of every entry written run[i:i + length], and of run[i]'s own readings (length 1).
 Pieces = Callable[[str, int], Sequence[tuple[int, str]]]
 # A run → the offsets where its words begin and end, as the dictionary reads it (0 and its length among them).
 Boundaries = Callable[[str], frozenset[int]]
 
 _KANJI_RUN = re.compile(r"[\u3400-\u9fff々〆ヶ]{2,}")
+_KATAKANA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc](?:[\u30a1-\u30fa\u30fc・]*[\u30a1-\u30fa\u30fc])?")
 MIN_WORD_CHARS = 2
 # Longer parts of a run are compounds of words the dictionary has (a 16-kanji law title), not a name.
 MAX_WORD_CHARS = 8
@@ -73,4 +77,19 @@ def context_words(reading: str, context: str, pieces: Pieces, boundaries: Bounda
                             ):
                                 stack.append((last + more, end + len(following)))
                     start = reading.find(piece, start + 1)
+    return list(found)
+
+
+def katakana_words(reading: str, context: str) -> list[ContextWord]:
+    """Every run of two katakana or more of `context` (・ inside a run joins it: ミンラ・ゲ) wherever `reading`
+    (hiragana) spells it, once each."""
+    found: dict[ContextWord, None] = {}
+    for run in dict.fromkeys(reversed(_KATAKANA_RUN.findall(context))):
+        spelt = to_hiragana(run)
+        if len(run) < MIN_WORD_CHARS or spelt == run:
+            continue
+        start = reading.find(spelt)
+        while start >= 0:
+            found[ContextWord(start, start + len(spelt), run)] = None
+            start = reading.find(spelt, start + 1)
     return list(found)

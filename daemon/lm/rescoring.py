@@ -42,6 +42,7 @@ class Features:
     rank: int  # place in the dictionary's list, 0 first
     context: int  # context hits: what it shares with the left context (context_hits)
     model: float = 0.0  # the neural model's log-probability, when a model is ready
+    coherence: float = 0.0  # how well its words suit each other and the context's last words (word_vectors.py)
 
     def vector(self) -> tuple[float, ...]:
         # not dataclasses.astuple, which deep-copies: it was half of the rescoring's time per keystroke
@@ -60,6 +61,7 @@ class Weights:
     rank: float = 0.0
     context: float = 0.0
     model: float = 0.0
+    coherence: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         return tuple(getattr(self, name) for name in FEATURE_NAMES)  # a weight per feature, same names
@@ -139,12 +141,14 @@ def model_has_a_say(reading: str, context: str) -> bool:
 # Fitted by `tsuzuri-lm fit --model default` (4-fold CV over the items of every set of ../shared/eval pooled,
 # per reading length) for tsuzuri-base and the language models shipped until 2026-12-04, kept for the one
 # model since (daemon/lm/README.md has the numbers and why).
+# Their coherence weights were fitted after them, the others held (`tsuzuri-lm fit --model default --only
+# coherence`, 2026-12-06).
 WEIGHTS_WITHOUT_MODEL = {
-    ReadingLength.PHRASE: Weights(cost=-1.1038, lm=0.3538, chars=0.062, context=1.3489),
-    ReadingLength.SENTENCE: Weights(cost=-0.8331, lm=0.4031, chars=0.3116, context=1.0195),
+    ReadingLength.PHRASE: Weights(cost=-1.1038, lm=0.3538, chars=0.062, context=1.3489, coherence=1.5237),
+    ReadingLength.SENTENCE: Weights(cost=-0.8331, lm=0.4031, chars=0.3116, context=1.0195, coherence=1.6496),
 }
 # Where the model has a say (fitted on every phrase, its score 0 where it has none).
-WEIGHTS_WITH_MODEL = Weights(cost=-1.0119, lm=0.3266, morphemes=-0.5261, context=1.3443, model=0.3365)
+WEIGHTS_WITH_MODEL = Weights(cost=-1.0119, lm=0.3266, morphemes=-0.5261, context=1.3443, model=0.3365, coherence=1.4992)
 
 
 def weights_for(reading: str, context: str, model_ready: bool) -> Weights:

@@ -103,6 +103,7 @@ def _merging_converter(
 
     def factory(options: argparse.Namespace) -> ConvertFunction:
         from daemon.converter import Converter
+        from daemon.lm import load_word_vectors
 
         if use_model and not options.model and mode == "auto" and default_model_present():
             options.model = "default"  # what the daemon runs when its configuration names no other
@@ -114,6 +115,7 @@ def _merging_converter(
             constrain_model=constrained,
             language_model=_language_model(options),
             spelling=options.spelling,
+            word_vectors=None if options.no_word_vectors else load_word_vectors(),
         )
         session = engine.session() if engine is not None else None
         return lambda reading, context, n: [c.text for c in converter.candidates(reading, context, n, session)]
@@ -359,6 +361,9 @@ def _parser() -> argparse.ArgumentParser:
         "rescores the dictionary's top candidates (default: the daemon's, if built)",
     )
     parser.add_argument("--no-lm", action="store_true", help="merging modes: no language model")
+    parser.add_argument(
+        "--no-word-vectors", action="store_true", help="merging modes: rescore without the word vectors' coherence"
+    )
     parser.add_argument(
         "--context-chars",
         type=int,

@@ -2,7 +2,9 @@
 
 tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 1,2,3,4,5]
                  [--exclude SOURCE …]
-tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K]
+tsuzuri-lm vectors --corpus ../shared/corpus --out FILE [--window W] [--dimensions D] [--max-words N]
+                   [--exclude SOURCE …]
+tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K] [--only FEATURE …]
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Sequence
 
 from daemon.tools.corpus import DEFAULT_CAP_CHARS, capped, held_out, read_sources
 from daemon.lm.ngram import BuildOptions, build
+from daemon.lm.rescoring import FEATURE_NAMES
+from daemon.tools import word_vectors
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -54,6 +58,24 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _vectors(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    lines, used = [], {}
+    for source in read_sources(args.corpus):
+        if source.name not in args.exclude:
+            lines += source.lines
+            used[source.name] = source.chars
+    vectors = word_vectors.build(lines, args.window, args.dimensions, args.max_words)
+    held = held_out(args.corpus)
+    vectors.meta.update({"sources": used, "held_out": {"sha256": held.sha256, "lines": len(held.lines)}})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    vectors.save(args.out)
+    seconds = round(time.perf_counter() - started, 1)
+    report = {"out": str(args.out), "bytes": args.out.stat().st_size, "seconds": seconds, "words": len(vectors.words)}
+    print(json.dumps({**report, "chars": sum(used.values()), **vectors.meta}))
+    return 0
+
+
 def _fit(args: argparse.Namespace) -> int:
     from daemon.tools.lm_fit import fit_command
 
@@ -87,6 +109,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="sources to leave out (file stems such as laws, or wac_train, anthy_train)",
     )
     building.set_defaults(run=_build)
+    vectors_command = commands.add_parser("vectors", help="build the word vectors (daemon/lm/word_vectors.py)")
+    vectors_command.add_argument("--corpus", type=Path, required=True, help="the corpus directory (../shared/corpus)")
+    vectors_command.add_argument("--out", type=Path, required=True, help="the file to write")
+    vectors_command.add_argument("--window", type=int, default=word_vectors.WINDOW)
+    vectors_command.add_argument("--dimensions", type=int, default=word_vectors.DIMENSIONS)
+    vectors_command.add_argument("--max-words", type=int, default=word_vectors.MAX_WORDS)
+    vectors_command.add_argument("--exclude", nargs="*", default=[], metavar="SOURCE", help="sources to leave out")
+    vectors_command.set_defaults(run=_vectors)
     fitting = commands.add_parser("fit", help="fit the rescoring weights on the evaluation suite (cross-validated)")
     fitting.add_argument("--lm", type=Path, required=True, help="the language model")
     fitting.add_argument("--suite", type=Path, default=None, help="evaluation directory (default ../shared/eval)")
@@ -94,6 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     fitting.add_argument("--model", default=None, help="also fit the neural model's score (registered name or GGUF)")
     fitting.add_argument("--limit", type=int, default=None, help="items per set at most")
     fitting.add_argument("--features", type=Path, default=None, help="cache the extracted features in this file")
+    fitting.add_argument(
+        "--only",
+        nargs="+",
+        choices=FEATURE_NAMES,
+        default=None,
+        metavar="FEATURE",
+        help="fit these features' weights alone, the others held at the shipped ones",
+    )
     fitting.set_defaults(run=_fit)
     args = parser.parse_args(argv)
     return args.run(args)

@@ -23,8 +23,18 @@ from pathlib import Path
 import numpy as np
 
 from daemon.converter import LATTICE_PATHS, RESCORED_TOP
+from daemon.lm import load_word_vectors
 from daemon.lm.ngram import CharNgramLM
-from daemon.lm.rescoring import FEATURE_NAMES, Features, ReadingLength, Weights, model_has_a_say
+from daemon.lm.word_vectors import WordVectors
+from daemon.lm.rescoring import (
+    FEATURE_NAMES,
+    WEIGHTS_WITH_MODEL,
+    WEIGHTS_WITHOUT_MODEL,
+    Features,
+    ReadingLength,
+    Weights,
+    model_has_a_say,
+)
 
 # At most the converter's pool: the dictionary's top candidates and the lattice search's best paths.
 POOL_SIZE = RESCORED_TOP + LATTICE_PATHS
@@ -79,7 +89,12 @@ def collect_items(suite: Path, limit: int | None, lm: CharNgramLM | None) -> lis
     return found
 
 
-def item_features(item: ItemCandidates, lm: CharNgramLM | None, model_scores: list[float] | None) -> list[Features]:
+def item_features(
+    item: ItemCandidates,
+    lm: CharNgramLM | None,
+    model_scores: list[float] | None,
+    word_vectors: WordVectors | None = None,
+) -> list[Features]:
     """The features the converter computes for the same candidates."""
     from daemon.conversion import CandidateSource, ConversionCandidate
     from daemon.converter import candidate_features
@@ -89,7 +104,8 @@ def item_features(item: ItemCandidates, lm: CharNgramLM | None, model_scores: li
         for text, cost, morphemes in zip(item.texts, item.costs, item.morphemes)
     ]
     lm_scores = lm.score(item.texts, item.context) if lm is not None else [0.0] * len(item.texts)
-    return candidate_features(candidates, lm_scores, item.reading, item.context, model_scores)
+    coherence = word_vectors.coherence(item.texts, item.context) if word_vectors is not None else None
+    return candidate_features(candidates, lm_scores, item.reading, item.context, model_scores, coherence)
 
 
 def as_arrays(features: list[list[Features]], items: list[ItemCandidates]):
@@ -104,13 +120,17 @@ def as_arrays(features: list[list[Features]], items: list[ItemCandidates]):
     return x, mask, gold
 
 
-def fit_logit(x: np.ndarray, mask: np.ndarray, gold: np.ndarray, use: np.ndarray) -> np.ndarray:
+def fit_logit(
+    x: np.ndarray, mask: np.ndarray, gold: np.ndarray, use: np.ndarray, offset: np.ndarray | None = None
+) -> np.ndarray:
     """Weights (one per feature; 0 where `use` is False) of a conditional logit for the first accepted
-    candidate, on items that have one, by Newton's method on standardised features. Each step is halved until
+    candidate, on items that have one, by Newton's method on standardised features; `offset` (items ×
+    candidates), if given, is a fixed part of every score (the weights held). Each step is halved until
     the penalised log-likelihood rises: a full step overshoots where a feature nearly separates the answers
     (the model's floored score is 0 for its favourite and −5 for most others), and the weights ran away."""
     trainable = gold.any(axis=1)
     x, mask, gold = x[trainable][:, :, use], mask[trainable], gold[trainable]
+    fixed = np.zeros(mask.shape) if offset is None else offset[trainable]
     target = np.argmax(gold, axis=1)
     rows = x[mask]
     scale = np.where(rows.std(axis=0) > 0, rows.std(axis=0), 1.0)
@@ -118,7 +138,7 @@ def fit_logit(x: np.ndarray, mask: np.ndarray, gold: np.ndarray, use: np.ndarray
     penalty = _L2 * len(z)
 
     def probabilities(w: np.ndarray) -> tuple[np.ndarray, float]:
-        logits = np.where(mask, z @ w, -np.inf)
+        logits = np.where(mask, z @ w + fixed, -np.inf)
         top = logits.max(axis=1, keepdims=True)
         log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
         objective = float((logits[np.arange(len(z)), target] - log_norm).sum() - penalty / 2 * w @ w)
@@ -202,7 +222,10 @@ def fit_command(args: argparse.Namespace) -> int:
     lm = CharNgramLM.load(args.lm)
     items = _cached_items(args.features, suite, args.limit, lm)
     model_scores = _model_scores(args.model, items, args.features) if args.model else None
-    features = [item_features(item, lm, model_scores[i] if model_scores else None) for i, item in enumerate(items)]
+    vectors = load_word_vectors()
+    features = [
+        item_features(item, lm, model_scores[i] if model_scores else None, vectors) for i, item in enumerate(items)
+    ]
     x, mask, gold = as_arrays(features, items)
     folds = np.random.default_rng(20261201).permutation(len(items)) % args.folds
     report = {"items": len(items), "folds": args.folds, "oracle": per_set(items, gold.any(axis=1))}
@@ -217,12 +240,22 @@ def fit_command(args: argparse.Namespace) -> int:
     report["without_model"] = {}
     for length in ReadingLength:
         part = lengths == length.value
+        if args.only:
+            held = WEIGHTS_WITHOUT_MODEL[length]
+            report["without_model"][length.value], correct[part] = _fitted_with_held(
+                x[part], mask[part], gold[part], folds[part], args.only, held
+            )
+            continue
         report["without_model"][length.value], correct[part] = _fitted(
             x[part], mask[part], gold[part], folds[part], [n for n in FEATURE_NAMES if n != "model"]
         )
     if says is not None:
         part = lengths == ReadingLength.PHRASE.value
-        report["with_model"], with_model = _fitted(x[part], mask[part], gold[part], folds[part], FEATURE_NAMES)
+        report["with_model"], with_model = (
+            _fitted_with_held(x[part], mask[part], gold[part], folds[part], args.only, WEIGHTS_WITH_MODEL)
+            if args.only
+            else _fitted(x[part], mask[part], gold[part], folds[part], FEATURE_NAMES)
+        )
         correct[part] = np.where(says[part], with_model, correct[part])
     report["cv"] = per_set(items, correct)
     report["cv_pooled"] = round(float(correct.mean()), 4)
@@ -236,6 +269,24 @@ def _fitted(x, mask, gold, folds, names) -> tuple[dict, np.ndarray]:
     use, trail = select_features(x, mask, gold, folds, list(names))
     report = {"items": len(x), "selection": trail, "weights": asdict(Weights.of(list(fit_logit(x, mask, gold, use))))}
     return report, cross_validated(x, mask, gold, use, folds)
+
+
+def _fitted_with_held(x, mask, gold, folds, names: list[str], held: Weights) -> tuple[dict, np.ndarray]:
+    """The weights of `names` fitted with the others held at `held`'s, and which items the cross-validated
+    weights get right."""
+    use = np.array([name in names for name in FEATURE_NAMES])
+    fixed = np.where(use, 0.0, np.array(held.vector()))
+    offset = x @ fixed
+
+    def fitted(rows: np.ndarray) -> np.ndarray:
+        return fixed + fit_logit(x[rows], mask[rows], gold[rows], use, offset[rows])
+
+    correct = np.zeros(len(x), dtype=bool)
+    for fold in np.unique(folds):
+        test = folds == fold
+        correct[test] = top1_correct(x[test], mask[test], gold[test], fitted(~test))
+    everything = np.ones(len(x), dtype=bool)
+    return {"items": len(x), "weights": asdict(Weights.of(list(fitted(everything))))}, correct
 
 
 def _cached_items(cache: Path | None, suite: Path, limit: int | None, lm: CharNgramLM) -> list[ItemCandidates]:

@@ -9,7 +9,7 @@ from daemon.conversion import MAX_READING_CHARS, Effort, PersonalData, ReadingTo
 from daemon.converter import Converter, spellings
 from daemon.dictionary import system_dictionary, system_reader
 from daemon.engine import Engine, EngineStatus, ModelState
-from daemon.lm import load_language_model
+from daemon.lm import load_language_model, load_word_vectors
 from daemon.spelling import Spelling
 from daemon.userdata.learning import LearningHistory
 from daemon.userdata.user_dictionary import UserDictionary
@@ -284,3 +284,20 @@ def test_the_documents_own_words_come_back_for_their_reading():
     assert found.candidates("ていようえんにより")[0].text != "蹄葉炎により"  # no dictionary word: a homophone
     assert found.candidates("ていようえんにより", "テンポイントは蹄葉炎を発症した。")[0].text == "蹄葉炎により"
     assert found.candidates("しんしゅう6ごうは", "中国の宇宙船神舟が打ち上げられた。")[0].text == "神舟6号は"
+    # A katakana name reads as it is written.
+    assert found.candidates("はとぅはそくいごに")[0].text == "はトゥは即位後に"
+    assert found.candidates("はとぅはそくいごに", "王ティハトゥの子、ハトゥが継いだ。")[0].text == "ハトゥは即位後に"
+
+
+def test_words_that_go_together_win_over_their_homophones():
+    """帽子 (a hat) and 防止 (prevention) read ぼうし; the coat and the wall choose (daemon/lm/word_vectors.py)."""
+    vectors = load_word_vectors()
+    assert vectors is not None  # shipped
+    plain = Converter(dictionary=system_dictionary(), language_model=load_language_model())
+    found = Converter(dictionary=system_dictionary(), language_model=load_language_model(), word_vectors=vectors)
+    reading = "かべにぼうしとこーとがかかっていた"
+    assert plain.candidates(reading)[0].text == "壁に防止とコートがかかっていた"
+    assert found.candidates(reading)[0].text == "壁に帽子とコートがかかっていた"
+    assert found.candidates("こんばんとめてくれないかな")[0].text == "今晩泊めてくれないかな"
+    # The context's last words count: after 捜査, 犯人の行方 is followed (追う), not carried (負う).
+    assert found.candidates("ゆくえをおっている", "警察は捜査本部を設けて、犯人の")[0].text == "行方を追っている"

@@ -139,6 +139,19 @@ def test_the_spelling_policy_is_the_daemons_setting(tmp_path, capsys):
     assert scores == [0.0, 1.0]  # ranked: その時は連絡する
 
 
+def test_the_word_vectors_can_be_left_out_to_measure_them(tmp_path, capsys):
+    path = tmp_path / "items.jsonl"
+    path.write_text(
+        '{"id": "a", "input": "かべにぼうしとこーとがかかっていた", "expected": ["壁に帽子とコートがかかっていた"]}\n',
+        encoding="utf-8",
+    )
+    scores = []
+    for leave_out in ([], ["--no-word-vectors"]):
+        assert main([str(path), "--mode", "no-model", "--json", *leave_out]) == 0
+        scores.append(last_json_line(capsys.readouterr().out)["acc@1"])
+    assert scores == [1.0, 0.0]  # without them: 壁に防止と…
+
+
 def test_mozc_evaluation_tsv(tmp_path, capsys):
     path = tmp_path / "evaluation.tsv"
     path.write_text(

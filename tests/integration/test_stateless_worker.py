@@ -13,7 +13,7 @@ from daemon.conversion import PersonalData, ReadingTooLong
 from daemon.converter import Converter
 from daemon.dictionary import system_dictionary
 from daemon.engine import Engine
-from daemon.lm import load_language_model
+from daemon.lm import load_language_model, load_word_vectors
 from daemon.spelling import Spelling
 from daemon.stateless_worker import LOWEST_PRIORITY, ConverterSettings, StatelessWorker
 
@@ -45,7 +45,12 @@ def spawned_children() -> list[int]:
 async def test_the_child_converts_as_the_daemons_converter_with_the_model_and_without(worker, model_path):
     engine = Engine(n_threads=2, beam_width=4)
     engine.load(model_path).join()
-    in_process = Converter(dictionary=system_dictionary(), engine=engine, language_model=load_language_model())
+    in_process = Converter(
+        dictionary=system_dictionary(),
+        engine=engine,
+        language_model=load_language_model(),
+        word_vectors=load_word_vectors(),
+    )
     with_model = ConverterSettings(str(model_path), threads=2, beam_width=4, model_candidates=0)
     for reading in READINGS:
         assert await worker.convert(reading, "", 8, with_model) == answers(in_process, reading, 8), reading
@@ -53,7 +58,9 @@ async def test_the_child_converts_as_the_daemons_converter_with_the_model_and_wi
     own = ConverterSettings(str(model_path), threads=2, beam_width=4, model_candidates=3)
     found = await worker.convert(READINGS[0], "", 8, own)
     assert found == answers(in_process, READINGS[0], 8) and "model" in {source for _, source, _ in found}
-    without = Converter(dictionary=system_dictionary(), language_model=load_language_model())
+    without = Converter(
+        dictionary=system_dictionary(), language_model=load_language_model(), word_vectors=load_word_vectors()
+    )
     no_model = ConverterSettings(None, threads=2, beam_width=4, model_candidates=0)
     for reading in READINGS:
         assert await worker.convert(reading, "", 8, no_model) == answers(without, reading, 8), reading

@@ -1,7 +1,7 @@
 """The document's words: found in the context piece by piece, and put in place of the words of a path."""
 
 from daemon.dictionary import ContextWord
-from daemon.dictionary.context_words import MAX_WORD_CHARS, context_words, kanji_runs
+from daemon.dictionary.context_words import MAX_WORD_CHARS, context_words, kanji_runs, katakana_words
 from daemon.lm.lattice_search import LatticePath, PathWord, with_context_words
 
 # Entries by surface, as a dictionary read backwards would give them.
@@ -66,6 +66,16 @@ def test_no_context_no_words_and_parts_stay_within_the_longest_word():
 
 def path(*words: tuple[int, int, str], cost: int = 5000) -> LatticePath:
     return LatticePath("".join(w[2] for w in words), cost, tuple(PathWord(*w) for w in words))
+
+
+def test_katakana_words_of_the_context_are_found_wherever_the_reading_spells_them():
+    context = "王ティハトゥの子ハトゥは、ミンラ・ゲを殺害・処刑した。ー"
+    assert katakana_words("はとぅはそくいごに", context) == [ContextWord(0, 3, "ハトゥ")]
+    assert katakana_words("はとぅととぅはとぅ", context) == [ContextWord(0, 3, "ハトゥ"), ContextWord(6, 9, "ハトゥ")]
+    assert katakana_words("さらにみんら・げを", context) == [ContextWord(3, 8, "ミンラ・ゲ")]  # ・ inside joins
+    assert katakana_words("・しょけい", context) == []  # a ・ between words is no part of one
+    assert katakana_words("てぃ", "テ") == [] and katakana_words("ー", "ー") == []
+    assert katakana_words("はとぅ", "") == []
 
 
 def test_a_word_of_the_document_takes_the_place_of_the_words_spelling_its_stretch():

@@ -108,3 +108,14 @@ def test_the_shipped_language_model_was_built_without_the_held_out_documents():
     held = held_out(SHARED_CORPUS)
     assert len(held.lines) > 3000
     assert CharNgramLM.load(PACKAGED_LM).meta["held_out"] == {"sha256": held.sha256, "lines": len(held.lines)}
+
+
+@pytest.mark.dictionary
+@pytest.mark.skipif(not (SHARED_CORPUS / "text").is_dir(), reason="needs ../shared/corpus")
+def test_the_shipped_word_vectors_were_built_without_the_held_out_documents():
+    from daemon.lm import PACKAGED_WORD_VECTORS, WordVectors
+
+    held = held_out(SHARED_CORPUS)
+    meta = WordVectors.load(PACKAGED_WORD_VECTORS).meta
+    assert meta["held_out"] == {"sha256": held.sha256, "lines": len(held.lines)}
+    assert "anthy_train" not in meta["sources"]  # LGPL text: see daemon/lm/README.md

@@ -167,6 +167,20 @@ def test_fitted_weights_follow_the_signal():
     assert top1_correct(x, mask, gold, weights).mean() > 0.95
 
 
+def test_a_weight_fitted_beside_held_ones_completes_them():
+    rng = np.random.default_rng(2)
+    items, k = 400, 5
+    x = rng.normal(size=(items, k, 7))
+    gold = np.zeros((items, k), dtype=bool)
+    gold[np.arange(items), np.argmax(3 * x[:, :, 0] + x[:, :, 1], axis=1)] = True
+    mask = np.ones((items, k), dtype=bool)
+    held = np.array([3.0, 0, 0, 0, 0, 0, 0])
+    use = np.array([False, True, False, False, False, False, False])
+    weights = fit_logit(x, mask, gold, use, offset=x @ held)
+    assert weights[0] == 0.0 and weights[1] > 0
+    assert top1_correct(x, mask, gold, held + weights).mean() > top1_correct(x, mask, gold, held).mean()
+
+
 def test_a_feature_that_nearly_separates_the_answers_keeps_a_finite_weight():
     """Like the model's floored score (0 for its favourite, -5 for most others): full Newton steps ran away
     (here to 3,815, and the cost weight to -931, against its signal); halved steps converge."""
