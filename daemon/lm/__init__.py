@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from daemon.lm.ngram import BuildOptions, CharNgramLM, build
 from daemon.lm.word_vectors import WordVectors
@@ -25,6 +27,7 @@ from daemon.lm.rescoring import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 LM_FILE_NAME = "lm.bin"
 # Shipped in the package (see README.md here for its build and licence).
@@ -49,27 +52,21 @@ def load_language_model(path: Path | None = None) -> CharNgramLM | None:
     """The model at `path`, or the default one; None if there is none (the converter ranks as before). A
     broken file is logged and skipped."""
     path = path or default_lm_path()
-    return _load(path) if path is not None else None
+    return _loaded(path, CharNgramLM.load, "language model") if path is not None else None
 
 
 def load_word_vectors(path: Path = PACKAGED_WORD_VECTORS) -> WordVectors | None:
     """The word vectors shipped (or at `path`); None if missing or broken (the rescoring goes on without)."""
+    return _loaded(path, WordVectors.load, "word vectors")
+
+
+def _loaded(path: Path, load: Callable[[Path], T], what: str) -> T | None:
     if not path.is_file():
         return None
     try:
-        return WordVectors.load(path)
+        return load(path)
     except (OSError, ValueError, KeyError) as error:
-        log.warning("word vectors %s not loaded: %s", path, error)
-        return None
-
-
-def _load(path: Path) -> CharNgramLM | None:
-    if not path.is_file():
-        return None
-    try:
-        return CharNgramLM.load(path)
-    except (OSError, ValueError, KeyError) as error:
-        log.warning("language model %s not loaded: %s", path, error)
+        log.warning("%s %s not loaded: %s", what, path, error)
         return None
 
 
