@@ -32,7 +32,7 @@ MAX_WORD_CHARS = 8
 
 @dataclass(frozen=True)
 class ContextWord:
-    """A part of a kanji run of the context that spells reading[start:end]."""
+    """A part of a kanji run of the context, or one of its katakana words, that spells reading[start:end]."""
 
     start: int
     end: int

@@ -30,7 +30,7 @@ FILE_MAGIC = b"TSZWV001"
 WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+|[\u30a1-\u30fa\u30fc]{2,}")
 # A word's neighbours: the words this close to it, before or after, in the context's last words and the candidate.
 NEIGHBOURS = 4
-CONTEXT_WORDS = NEIGHBOURS
+CONTEXT_WORDS = NEIGHBOURS  # as far back as a candidate's first word reaches
 # Enough context to hold them: words are rarely longer than 8 characters.
 _CONTEXT_CHARS = 12 * CONTEXT_WORDS
 

@@ -8,6 +8,8 @@ log-likelihood of the first accepted candidate (a softmax over the item's candid
 method), with K folds over the items pooled from all sets. Features are dropped one at a time (backward
 elimination) while the cross-validated acc@1 does not fall:
 a source that does not help gets weight 0. The final weights are fitted on all items with the chosen features.
+With `--only`, the named features' weights alone are fitted, the others held at the shipped ones (a feature
+added after the others were fitted).
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from daemon.converter import LATTICE_PATHS, RESCORED_TOP
-from daemon.lm import load_word_vectors
+from daemon.lm import WordVectors, load_word_vectors
 from daemon.lm.ngram import CharNgramLM
-from daemon.lm.word_vectors import WordVectors
 from daemon.lm.rescoring import (
     FEATURE_NAMES,
     WEIGHTS_WITH_MODEL,
