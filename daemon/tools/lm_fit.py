@@ -174,13 +174,16 @@ def top1_correct(x: np.ndarray, mask: np.ndarray, gold: np.ndarray, weights: np.
     return gold[np.arange(len(gold)), best] & mask.any(axis=1)
 
 
-def cross_validated(x, mask, gold, use, folds: np.ndarray) -> np.ndarray:
-    """Per item: is its top-1 right under weights fitted on the other folds?"""
+def cross_validated(x, mask, gold, use, folds: np.ndarray, held: np.ndarray | None = None) -> np.ndarray:
+    """Per item: is its top-1 right under weights fitted on the other folds (those of `use`; the others held at
+    `held`'s, or 0)?"""
+    held = np.zeros(len(use)) if held is None else held
+    offset = x @ held
     correct = np.zeros(len(x), dtype=bool)
     for fold in np.unique(folds):
-        held = folds == fold
-        weights = fit_logit(x[~held], mask[~held], gold[~held], use)
-        correct[held] = top1_correct(x[held], mask[held], gold[held], weights)
+        test = folds == fold
+        weights = held + fit_logit(x[~test], mask[~test], gold[~test], use, offset[~test])
+        correct[test] = top1_correct(x[test], mask[test], gold[test], weights)
     return correct
 
 
@@ -277,17 +280,9 @@ def _fitted_with_held(x, mask, gold, folds, names: list[str], held: Weights) -> 
     weights get right."""
     use = np.array([name in names for name in FEATURE_NAMES])
     fixed = np.where(use, 0.0, np.array(held.vector()))
-    offset = x @ fixed
-
-    def fitted(rows: np.ndarray) -> np.ndarray:
-        return fixed + fit_logit(x[rows], mask[rows], gold[rows], use, offset[rows])
-
-    correct = np.zeros(len(x), dtype=bool)
-    for fold in np.unique(folds):
-        test = folds == fold
-        correct[test] = top1_correct(x[test], mask[test], gold[test], fitted(~test))
-    everything = np.ones(len(x), dtype=bool)
-    return {"items": len(x), "weights": asdict(Weights.of(list(fitted(everything))))}, correct
+    weights = fixed + fit_logit(x, mask, gold, use, x @ fixed)
+    report = {"items": len(x), "weights": asdict(Weights.of(list(weights)))}
+    return report, cross_validated(x, mask, gold, use, folds, fixed)
 
 
 def _cached_items(cache: Path | None, suite: Path, limit: int | None, lm: CharNgramLM) -> list[ItemCandidates]:
