@@ -10,6 +10,11 @@ _TO_KATAKANA = {c: c + _KATAKANA_OFFSET for c in range(_HIRAGANA_FIRST, _HIRAGAN
 _TO_KATAKANA.update({ord("ゝ"): ord("ヽ"), ord("ゞ"): ord("ヾ")})
 _TO_HIRAGANA = {v: k for k, v in _TO_KATAKANA.items()}
 
+# Character classes for regular expressions: kanji (the CJK blocks and compatibility ideographs, with 々 and 〆),
+# and katakana letters with the long-vowel mark (not ・ or ゠).
+KANJI_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆"
+KATAKANA_CLASS = "\u30a1-\u30fa\u30fc"
+
 
 def to_katakana(text: str) -> str:
     """Hiragana → katakana; every other character is kept."""

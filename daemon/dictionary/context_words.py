@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from daemon.kana import to_hiragana
+from daemon.kana import KATAKANA_CLASS, to_hiragana
 
 # (run, i) → the (length, reading) of every entry written run[i:i + length], and of run[i]'s own readings (length 1).
 Pieces = Callable[[str, int], Sequence[tuple[int, str]]]
@@ -24,7 +24,7 @@ Pieces = Callable[[str, int], Sequence[tuple[int, str]]]
 Boundaries = Callable[[str], frozenset[int]]
 
 _KANJI_RUN = re.compile(r"[\u3400-\u9fff々〆ヶ]{2,}")
-_KATAKANA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc](?:[\u30a1-\u30fa\u30fc・]*[\u30a1-\u30fa\u30fc])?")
+_KATAKANA_RUN = re.compile(f"[{KATAKANA_CLASS}](?:[{KATAKANA_CLASS}・]*[{KATAKANA_CLASS}])?")
 MIN_WORD_CHARS = 2
 # Longer parts of a run are compounds of words the dictionary has (a 16-kanji law title), not a name.
 MAX_WORD_CHARS = 8

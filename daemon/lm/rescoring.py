@@ -11,13 +11,15 @@ from dataclasses import dataclass, fields
 from enum import Enum
 from collections.abc import Sequence
 
+from daemon.kana import KANJI_CLASS
+
 
 # Words and topics the document already uses come back (a cache language model): a rescoring feature counts the
 # distinct kanji, bigrams and trigrams a candidate shares with the left context — longer shared strings count more.
 # An n-gram with two hiragana is function words (では, のの) and no evidence; katakana counts: names and loanwords
 # come back as kanji words do (イタドリ after イタドリ, not 虎杖).
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
-_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]")
+_KANJI = re.compile(f"[{KANJI_CLASS}]")
 
 
 def context_hits(text: str, context: str) -> int:

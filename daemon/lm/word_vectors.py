@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from daemon.kana import KANJI_CLASS, KATAKANA_CLASS
 from daemon.lm.array_file import read_arrays, write_arrays
 
 FILE_MAGIC = b"TSZWV001"
-WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+|[\u30a1-\u30fa\u30fc]{2,}")
+WORD = re.compile(f"[{KANJI_CLASS}ヶ]+|[{KATAKANA_CLASS}]{{2,}}")
 # A word's neighbours: the words this close to it, before or after, in the context's last words and the candidate.
 NEIGHBOURS = 4
 CONTEXT_WORDS = NEIGHBOURS  # as far back as a candidate's first word reaches
