@@ -23,6 +23,7 @@ from daemon.lm.rescoring import (
     model_can_change_the_choice,
     model_has_a_say,
     rescored_order,
+    untyped_digits,
     weights_for,
 )
 
@@ -91,6 +92,7 @@ __all__ = [
     "model_can_change_the_choice",
     "model_has_a_say",
     "rescored_order",
+    "untyped_digits",
     "user_lm_path",
     "weights_for",
 ]

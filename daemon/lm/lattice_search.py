@@ -23,7 +23,7 @@ import numpy as np
 
 from daemon.dictionary import ContextWord, Lattice
 from daemon.lm.ngram import CharNgramLM
-from daemon.lm.rescoring import Weights, context_hits
+from daemon.lm.rescoring import Weights, context_hits, untyped_digits
 
 # States kept at each offset (16 and 32 found no more answers than 8), and the cheapest words of each reading
 # that the lattice offers (5 left out the right homophone of long readings): measured in daemon/lm/README.md.
@@ -82,7 +82,8 @@ def best_paths(
 ) -> list[LatticePath]:
     """Up to n paths over the whole lattice with distinct texts, best first by
     weights.cost · cost/1000 + weights.lm · LM log-prob after `context` + weights.chars · characters
-    + weights.morphemes · words + weights.context · what each word shares with `context` (context_hits)."""
+    + weights.morphemes · words + weights.context · what each word shares with `context` (context_hits)
+    + weights.untyped_digits · digits not typed."""
     if not lattice.reading:
         return []
     states = _forward(lattice, lm, weights, context, beam, margin)
@@ -97,7 +98,7 @@ def _forward(
     encoded: dict[str, tuple[int, ...]] = {}
     # The context feature counts per word here (what a word shares with the context), so paths through the words
     # the document already writes are built, not only ranked; the pool's own scoring counts whole texts.
-    context_terms: dict[str, float] = {}
+    word_terms_of: dict[tuple[str, str], float] = {}
     states = [_State(0, _SENTENCE_EDGE_ID, tuple(lm.history(context)), 0.0)]
     index: dict[tuple[int, int, tuple[int, ...]], int] = {}
     at_offset: list[list[int]] = [[0]] + [[] for _ in range(len(lattice.reading))]
@@ -109,16 +110,20 @@ def _forward(
         for word in words:
             if word.surface not in encoded:
                 encoded[word.surface] = tuple(lm.encode(word.surface))
-                context_terms[word.surface] = weights.context * context_hits(word.surface, context)
+            if (word.surface, word.reading) not in word_terms_of:
+                word_terms_of[word.surface, word.reading] = (
+                    weights.chars * len(word.surface)
+                    + weights.morphemes
+                    + weights.context * context_hits(word.surface, context)
+                    + weights.untyped_digits * untyped_digits(word.surface, word.reading)
+                )
         texts = [encoded[w.surface] for w in words]
         ends = np.array([start + len(w.reading) for w in words])
         joins = lattice.connection[np.array([states[i].right_id for i in sources])][
             :, np.array([w.left_id for w in words])
         ]
         steps = joins.astype(np.int64) + np.array([w.cost for w in words])
-        word_terms = np.array(
-            [weights.chars * len(w.surface) + weights.morphemes + context_terms[w.surface] for w in words]
-        )
+        word_terms = np.array([word_terms_of[w.surface, w.reading] for w in words])
         lm_scores = lm.score_grid([states[i].history for i in sources], texts)
         arc_scores = weights.cost * steps / 1000 + weights.lm * lm_scores + word_terms
         totals = np.array([states[i].score for i in sources])[:, None] + arc_scores

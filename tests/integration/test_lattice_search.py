@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from daemon.dictionary import Lattice, Morpheme, system_dictionary
-from daemon.lm import BuildOptions, Weights, build, context_hits, weights_for
+from daemon.lm import BuildOptions, Weights, build, context_hits, untyped_digits, weights_for
 from daemon.lm.lattice_search import best_paths
 
 CORPUS = ["今日は良い天気です。", "きょうは雨。", "今日も雨です", "京は晴れ", "いい天気ですね"] * 3
-WEIGHTS = Weights(cost=-0.9, lm=0.3, chars=0.1, morphemes=-0.6, context=1.0)
+WEIGHTS = Weights(cost=-0.9, lm=0.3, chars=0.1, morphemes=-0.6, context=1.0, untyped_digits=-2.0)
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,8 @@ def _word(reading, surface, left, right, cost):
 
 
 def _small_lattice() -> Lattice:
-    """きょうは with competing spellings and word classes, and a made-up connection matrix."""
+    """きょうは with competing spellings and word classes (and は as a number, 8), and a made-up connection
+    matrix."""
     rng = np.random.default_rng(7)
     connection = rng.integers(-200, 3000, size=(4, 4)).astype(np.int16)
     words = (
@@ -33,7 +34,7 @@ def _small_lattice() -> Lattice:
         ),
         (_word("ょ", "ょ", 3, 3, 8000),),
         (_word("う", "う", 3, 3, 8000), _word("うは", "卯は", 2, 1, 9000)),
-        (_word("は", "は", 3, 3, 500), _word("は", "葉", 1, 1, 4500)),
+        (_word("は", "は", 3, 3, 500), _word("は", "葉", 1, 1, 4500), _word("は", "8", 2, 2, 1000)),
     )
     return Lattice("きょうは", words, connection)
 
@@ -61,6 +62,7 @@ def _all_paths(lattice: Lattice, lm, weights: Weights, context: str):
             + weights.chars * len(text)
             + weights.morphemes * len(path)
             + weights.context * sum(context_hits(w.surface, context) for w in path)
+            + weights.untyped_digits * untyped_digits(text, lattice.reading)
         )
         found.append((score, text, cost, len(path)))
     return found
@@ -91,6 +93,9 @@ def test_a_narrow_beam_keeps_the_best_path(lm):
         "しぜんげんごしょりのけんきゅう",
         "わたしはがくせいです。",
         "すもももももももものうち",
+        "たいしょう15ねん",
+        "2024ねん12がつ3にち",
+        "ちゅう１０２３",
     ],
 )
 def test_dictionary_cost_alone_is_mecabs_viterbi(reading):
