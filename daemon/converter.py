@@ -29,7 +29,7 @@ from daemon.lm import (
     likely_and_unlikely,
     model_can_change_the_choice,
     model_has_a_say,
-    untyped_digits,
+    digits_not_as_typed,
     weights_for,
 )
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths, with_context_words
@@ -95,7 +95,7 @@ def candidate_features(
             context=context_hits(c.text, context),
             model=m,
             coherence=fits,
-            untyped_digits=untyped_digits(c.text, reading),
+            digits_not_as_typed=digits_not_as_typed(c.text, reading),
         )
         for rank, (c, lm_score, m, fits) in enumerate(zip(candidates, lm_scores, model, coherence or repeat(0.0)))
     ]

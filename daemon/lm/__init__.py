@@ -23,7 +23,7 @@ from daemon.lm.rescoring import (
     model_can_change_the_choice,
     model_has_a_say,
     rescored_order,
-    untyped_digits,
+    digits_not_as_typed,
     weights_for,
 )
 
@@ -92,7 +92,7 @@ __all__ = [
     "model_can_change_the_choice",
     "model_has_a_say",
     "rescored_order",
-    "untyped_digits",
+    "digits_not_as_typed",
     "user_lm_path",
     "weights_for",
 ]

@@ -23,7 +23,7 @@ import numpy as np
 
 from daemon.dictionary import ContextWord, Lattice
 from daemon.lm.ngram import CharNgramLM
-from daemon.lm.rescoring import Weights, context_hits, untyped_digits
+from daemon.lm.rescoring import Weights, context_hits, digits_not_as_typed
 
 # States kept at each offset (16 and 32 found no more answers than 8), and the cheapest words of each reading
 # that the lattice offers (5 left out the right homophone of long readings): measured in daemon/lm/README.md.
@@ -83,7 +83,7 @@ def best_paths(
     """Up to n paths over the whole lattice with distinct texts, best first by
     weights.cost · cost/1000 + weights.lm · LM log-prob after `context` + weights.chars · characters
     + weights.morphemes · words + weights.context · what each word shares with `context` (context_hits)
-    + weights.untyped_digits · digits not typed."""
+    + weights.digits_not_as_typed · digits written other than those typed, word by word."""
     if not lattice.reading:
         return []
     states = _forward(lattice, lm, weights, context, beam, margin)
@@ -115,7 +115,7 @@ def _forward(
                     weights.chars * len(word.surface)
                     + weights.morphemes
                     + weights.context * context_hits(word.surface, context)
-                    + weights.untyped_digits * untyped_digits(word.surface, word.reading)
+                    + weights.digits_not_as_typed * digits_not_as_typed(word.surface, word.reading)
                 )
         texts = [encoded[w.surface] for w in words]
         ends = np.array([start + len(w.reading) for w in words])

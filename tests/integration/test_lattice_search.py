@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from daemon.dictionary import Lattice, Morpheme, system_dictionary
-from daemon.lm import BuildOptions, Weights, build, context_hits, untyped_digits, weights_for
+from daemon.lm import BuildOptions, Weights, build, context_hits, digits_not_as_typed, weights_for
 from daemon.lm.lattice_search import best_paths
 
 CORPUS = ["今日は良い天気です。", "きょうは雨。", "今日も雨です", "京は晴れ", "いい天気ですね"] * 3
-WEIGHTS = Weights(cost=-0.9, lm=0.3, chars=0.1, morphemes=-0.6, context=1.0, untyped_digits=-2.0)
+WEIGHTS = Weights(cost=-0.9, lm=0.3, chars=0.1, morphemes=-0.6, context=1.0, digits_not_as_typed=-2.0)
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def _all_paths(lattice: Lattice, lm, weights: Weights, context: str):
             + weights.chars * len(text)
             + weights.morphemes * len(path)
             + weights.context * sum(context_hits(w.surface, context) for w in path)
-            + weights.untyped_digits * untyped_digits(text, lattice.reading)
+            + weights.digits_not_as_typed * digits_not_as_typed(text, lattice.reading)
         )
         found.append((score, text, cost, len(path)))
     return found

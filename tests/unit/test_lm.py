@@ -26,7 +26,7 @@ from daemon.lm import (
     load_language_model,
     model_can_change_the_choice,
     rescored_order,
-    untyped_digits,
+    digits_not_as_typed,
     weights_for,
 )
 from daemon.tools.corpus import capped
@@ -362,19 +362,21 @@ def test_context_hits_count_the_written_words_the_context_already_uses():
     assert context_hits("イタドリを", "イタドリの被害") == 5
 
 
-def test_untyped_digits_count_the_digits_a_reading_did_not_have():
-    assert untyped_digits("1日", "いちにち") == 1
-    assert untyped_digits("一日", "いちにち") == 0
-    assert untyped_digits("2024年12月", "2024ねん12がつ") == 0  # typed
-    assert untyped_digits("２０２４年", "2024ねん") == 0  # the width is the user's
-    assert untyped_digits("1855年2上院", "1855ねんにじょういん") == 1
-    assert untyped_digits("十二月", "12がつ") == 0  # fewer is not counted
+def test_digits_not_as_typed_count_digits_written_and_not_typed_and_typed_and_not_written():
+    assert digits_not_as_typed("1日", "いちにち") == 1
+    assert digits_not_as_typed("一日", "いちにち") == 0
+    assert digits_not_as_typed("2024年12月", "2024ねん12がつ") == 0  # typed
+    assert digits_not_as_typed("２０２４年", "2024ねん") == 0  # the width is the user's
+    assert digits_not_as_typed("1855年2上院", "1855ねんにじょういん") == 1
+    assert digits_not_as_typed("十二月", "12がつ") == 2
+    assert digits_not_as_typed("四ヶ月間の3度", "4かげつかんのさんど") == 2  # 4 dropped, 3 added
+    assert digits_not_as_typed("1212", "2121") == 0  # the order is the dictionary's and the LM's to judge
 
 
 def test_a_number_the_user_did_not_type_in_digits_comes_after_its_kanji():
     """いちにち is 一日 before 1日: no reference of the suite or the held-out set writes an untyped digit."""
     pool = [_features(0, 5.0, -12.0), _features(1, 5.5, -12.5)]
-    digits_first = [replace(pool[0], untyped_digits=1), pool[1]]
+    digits_first = [replace(pool[0], digits_not_as_typed=1), pool[1]]
     for weights in (*WEIGHTS_WITHOUT_MODEL.values(), WEIGHTS_WITH_MODEL):
-        assert weights.untyped_digits < 0
+        assert weights.digits_not_as_typed < 0
         assert rescored_order(digits_first, weights) == [1, 0]
