@@ -11,7 +11,12 @@ expected, and the item's source register): `phrases.jsonl`, spans of 1–4 phras
 preceding text as a conversion reads (MAX_CONTEXT_CHARS; tsuzuri-eval cuts it to the session's context_chars);
 only readings typed without Latin letters; evenly sampled to at most PHRASES and SENTENCES items per source.
 Deterministic: the same corpus gives the same bytes. Not committed (it is corpus
-text); `manifest.json` records its digests.
+text); `heldout-manifest.json` records its digests.
+
+    tsuzuri-train heldout --corpus ../shared/corpus --out build/tuning --tuning
+
+writes the same kind of items from the tuning documents (daemon/tools/corpus.py: held-in text that tsuzuri-base was
+not trained on), for what is fitted on text like the held-out set's.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 from collections.abc import Iterable, Sequence
 
 from daemon.conversion import MAX_CONTEXT_CHARS
-from daemon.tools.corpus import HELD_OUT_MANIFEST, held_out
+from daemon.tools.corpus import HELD_OUT_MANIFEST, TUNING_MANIFEST, held_out, tuning_documents
 from training.data import (
     CONTINUOUS_TEXT,
     Pair,
@@ -37,6 +42,9 @@ from training.data import (
 
 PHRASES = 700  # per source
 SENTENCES = 200  # per source
+# The tuning set: twice the documents of two sources, and more of their items (the neural model's weight is fitted
+# on the phrases it has a say in).
+TUNING_PHRASES, TUNING_SENTENCES = 1500, 400
 MIN_SENTENCE_READING, MAX_SENTENCE_READING = 10, 80
 SEED = 20261204
 # What each held-out source stands for.
@@ -71,8 +79,16 @@ def evenly(items: list, count: int) -> list:
 
 def held_out_sets(corpus: Path, tagger) -> dict[str, list[dict]]:
     """{"phrases": items, "sentences": items} from the held-out documents."""
+    return evaluation_sets(held_out(corpus).documents, tagger, "heldout", (PHRASES, SENTENCES))
+
+
+def evaluation_sets(
+    documents: dict[str, list[str]], tagger, prefix: str, counts: tuple[int, int]
+) -> dict[str, list[dict]]:
+    """{"phrases": items, "sentences": items} from each source's `documents`, at most `counts` (phrases,
+    sentences) per source, ids starting with `prefix`."""
     sets: dict[str, list[dict]] = {"phrases": [], "sentences": []}
-    for name, lines in sorted(held_out(corpus).documents.items()):
+    for name, lines in sorted(documents.items()):
         continuous = name in CONTINUOUS_TEXT
         register = REGISTERS[name]
         phrases = list(
@@ -82,11 +98,11 @@ def held_out_sets(corpus: Path, tagger) -> dict[str, list[dict]]:
             )
         )
         sentences = list(filter(typed_in_kana, sentence_items(lines, continuous, tagger)))
-        chosen = {"phrases": evenly(phrases, PHRASES), "sentences": evenly(sentences, SENTENCES)}
+        chosen = {"phrases": evenly(phrases, counts[0]), "sentences": evenly(sentences, counts[1])}
         for kind, pairs in chosen.items():
             sets[kind] += [
                 {
-                    "id": f"heldout-{kind}-{register}-{number}",
+                    "id": f"{prefix}-{kind}-{register}-{number}",
                     "context": pair.context,
                     "input": pair.reading,
                     "expected": [pair.surface],
@@ -97,8 +113,14 @@ def held_out_sets(corpus: Path, tagger) -> dict[str, list[dict]]:
     return sets
 
 
-def write(corpus: Path, out: Path) -> dict:
-    sets = held_out_sets(corpus, make_tagger())
+def write(corpus: Path, out: Path, tuning: bool = False) -> dict:
+    """The held-out set (or, `tuning`, the tuning set) into `out`, with a manifest of its files."""
+    if tuning:
+        sets = evaluation_sets(tuning_documents(corpus), make_tagger(), "tuning", (TUNING_PHRASES, TUNING_SENTENCES))
+        manifest_name = TUNING_MANIFEST
+    else:
+        sets = held_out_sets(corpus, make_tagger())
+        manifest_name = HELD_OUT_MANIFEST
     out.mkdir(parents=True, exist_ok=True)
     manifest: dict = {"held_out_sha256": held_out(corpus).sha256, "files": {}}
     for kind, items in sets.items():
@@ -112,7 +134,7 @@ def write(corpus: Path, out: Path) -> dict:
             "by_register": registers,
             "sha256": hashlib.sha256(data).hexdigest(),
         }
-    (out / HELD_OUT_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    (out / manifest_name).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return manifest
 
 
@@ -120,8 +142,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="tsuzuri-train heldout", description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, required=True, help="../shared/corpus")
     parser.add_argument("--out", type=Path, required=True, help="the folder to write the set into")
+    parser.add_argument(
+        "--tuning",
+        action="store_true",
+        help="write the tuning set instead: the same items from the tuning documents (daemon/tools/corpus.py)",
+    )
     args = parser.parse_args(argv)
-    print(json.dumps(write(args.corpus, args.out), ensure_ascii=False))
+    print(json.dumps(write(args.corpus, args.out, args.tuning), ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -123,13 +123,55 @@ def held_out(corpus: Path) -> HeldOut:
     return _held_out(corpus.resolve() / "text")
 
 
-def learnable_lines(corpus: Path, path: Path) -> list[str]:
+# -- the tuning documents ---------------------------------------------------------------------------
+
+# Lines from the middle of the held-out set's sources that tsuzuri-base was not trained on (it learnt from WAC,
+# Aozora, JGLUE and Wikinews): what is fitted on text like the held-out set's — the neural model's weight — is
+# fitted on these, with a language model and word vectors built without them (`--without-tuning`). Everything
+# shipped learns from them.
+TUNING_LINES = {"jaquad.txt": 3000, "tatoeba.txt": 1200}
+# Marks a folder as the tuning set (training/heldout.py --tuning): tsuzuri-lm fit fits on it only with a language
+# model and word vectors built without it.
+TUNING_MANIFEST = "tuning-manifest.json"
+
+
+def tuning_range(name: str, lines: list[str]) -> range:
+    """The tuning lines of source file `name`: whole documents from the middle of what is not held out (nor in the
+    buffer) on, TUNING_LINES of them or a few more; empty where the source has none."""
+    count = TUNING_LINES.get(name)
+    held = held_out_start(name, lines)
+    limit = len(lines) if held is None else max(held - BUFFER_LINES, 0)
+    if count is None or limit < 2 * count:
+        return range(0)
+    start = next(i for i in range(limit // 2, limit) if _document_starts(name, lines, i))
+    end = next((i for i in range(start + count, limit) if _document_starts(name, lines, i)), limit)
+    return range(start, end)
+
+
+def tuning_documents(corpus: Path) -> dict[str, list[str]]:
+    """Each source's tuning lines, in order."""
+    documents = {}
+    for name in TUNING_LINES:
+        path = corpus.resolve() / "text" / name
+        if path.is_file():
+            lines = _text_lines(path)
+            documents[name] = [lines[index] for index in tuning_range(name, lines)]
+    return documents
+
+
+def learnable_lines(corpus: Path, path: Path, without_tuning: bool = False) -> list[str]:
     """The lines of text file `path` of `corpus` that may be learned from: not held out, not in the buffer, not
-    equal to a held-out line; empty lines dropped."""
+    equal to a held-out line (nor, `without_tuning`, a tuning line); empty lines dropped."""
     held = held_out(corpus)
     excluded = held.excluded.get(path.name, range(0))
     lines, out = _text_lines(path), held.lines
-    return [line for index, line in enumerate(lines) if index not in excluded and line not in out]
+    tuning = tuning_range(path.name, lines) if without_tuning else range(0)
+    also_out = frozenset(lines[index] for index in tuning)
+    return [
+        line
+        for index, line in enumerate(lines)
+        if index not in excluded and index not in tuning and line not in out and line not in also_out
+    ]
 
 
 def _text_lines(path: Path) -> list[str]:
@@ -139,12 +181,12 @@ def _text_lines(path: Path) -> list[str]:
 # -- what may be learned from ----------------------------------------------------------------------
 
 
-def read_sources(corpus: Path) -> list[Source]:
+def read_sources(corpus: Path, without_tuning: bool = False) -> list[Source]:
     """Every training source: text/*.txt one line a sentence, WAC train sentences, Anthy train surfaces; less what
-    is held out."""
+    is held out (and, `without_tuning`, the tuning documents)."""
     out = held_out(corpus).lines
     sources = [
-        Source(path.stem, learnable_lines(corpus, path))
+        Source(path.stem, learnable_lines(corpus, path, without_tuning))
         for path in sorted((corpus / "text").glob("*.txt"))
         if path.name not in _NOT_TEXT
     ]

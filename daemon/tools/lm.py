@@ -1,10 +1,11 @@
 """tsuzuri-lm: build the character n-gram language model, and fit the rescoring weights.
 
 tsuzuri-lm build --corpus ../shared/corpus --out FILE [--order N] [--cap-chars C] [--cutoffs 1,2,3,4,5]
-                 [--exclude SOURCE …]
+                 [--exclude SOURCE …] [--without-tuning]
 tsuzuri-lm vectors --corpus ../shared/corpus --out FILE [--window W] [--dimensions D] [--max-words N]
-                   [--exclude SOURCE …]
+                   [--exclude SOURCE …] [--without-tuning]
 tsuzuri-lm fit --lm FILE [--suite DIR] [--folds K] [--model M] [--limit K] [--only FEATURE …]
+               [--word-vectors FILE]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def _build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     cap = None if args.cap_chars <= 0 else args.cap_chars
     lines, used = [], {}
-    for source in read_sources(args.corpus):
+    for source in read_sources(args.corpus, args.without_tuning):
         if source.name in args.exclude:
             continue
         kept = capped(source.lines, cap)
@@ -39,7 +40,12 @@ def _build(args: argparse.Namespace) -> int:
     model = build(lines, options)
     held = held_out(args.corpus)
     model.meta.update(
-        {"cap_chars": cap, "sources": used, "held_out": {"sha256": held.sha256, "lines": len(held.lines)}}
+        {
+            "cap_chars": cap,
+            "sources": used,
+            "held_out": {"sha256": held.sha256, "lines": len(held.lines)},
+            "without_tuning": args.without_tuning,
+        }
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
@@ -61,13 +67,19 @@ def _build(args: argparse.Namespace) -> int:
 def _vectors(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     lines, used = [], {}
-    for source in read_sources(args.corpus):
+    for source in read_sources(args.corpus, args.without_tuning):
         if source.name not in args.exclude:
             lines += source.lines
             used[source.name] = source.chars
     vectors = word_vectors.build(lines, args.window, args.dimensions, args.max_words)
     held = held_out(args.corpus)
-    vectors.meta.update({"sources": used, "held_out": {"sha256": held.sha256, "lines": len(held.lines)}})
+    vectors.meta.update(
+        {
+            "sources": used,
+            "held_out": {"sha256": held.sha256, "lines": len(held.lines)},
+            "without_tuning": args.without_tuning,
+        }
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     vectors.save(args.out)
     seconds = round(time.perf_counter() - started, 1)
@@ -80,6 +92,11 @@ def _fit(args: argparse.Namespace) -> int:
     from daemon.tools.lm_fit import fit_command
 
     return fit_command(args)
+
+
+_WITHOUT_TUNING = (
+    "leave out the tuning documents too (daemon/tools/corpus.py): for tsuzuri-lm fit on the tuning set, not to ship"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -108,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SOURCE",
         help="sources to leave out (file stems such as laws, or wac_train, anthy_train)",
     )
+    building.add_argument("--without-tuning", action="store_true", help=_WITHOUT_TUNING)
     building.set_defaults(run=_build)
     vectors_command = commands.add_parser("vectors", help="build the word vectors (daemon/lm/word_vectors.py)")
     vectors_command.add_argument("--corpus", type=Path, required=True, help="the corpus directory (../shared/corpus)")
@@ -116,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     vectors_command.add_argument("--dimensions", type=int, default=word_vectors.DIMENSIONS)
     vectors_command.add_argument("--max-words", type=int, default=word_vectors.MAX_WORDS)
     vectors_command.add_argument("--exclude", nargs="*", default=[], metavar="SOURCE", help="sources to leave out")
+    vectors_command.add_argument("--without-tuning", action="store_true", help=_WITHOUT_TUNING)
     vectors_command.set_defaults(run=_vectors)
     fitting = commands.add_parser("fit", help="fit the rescoring weights on the evaluation suite (cross-validated)")
     fitting.add_argument("--lm", type=Path, required=True, help="the language model")
@@ -124,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fitting.add_argument("--model", default=None, help="also fit the neural model's score (registered name or GGUF)")
     fitting.add_argument("--limit", type=int, default=None, help="items per set at most")
     fitting.add_argument("--features", type=Path, default=None, help="cache the extracted features in this file")
+    fitting.add_argument("--word-vectors", type=Path, default=None, help="the word vectors (default: the shipped ones)")
     fitting.add_argument(
         "--only",
         nargs="+",

@@ -9,7 +9,10 @@ method), with K folds over the items pooled from all sets. Features are dropped 
 elimination) while the cross-validated acc@1 does not fall:
 a source that does not help gets weight 0. The final weights are fitted on all items with the chosen features.
 With `--only`, the named features' weights alone are fitted, the others held at the shipped ones (a feature
-added after the others were fitted).
+added after the others were fitted). `--suite build/tuning` fits on the tuning set instead (training/heldout.py
+--tuning: held-in documents like the held-out set's, which tsuzuri-base was not trained on), with a language model
+and word vectors built without them (`--without-tuning`, `--word-vectors`): the neural model's weight is fitted
+there, on text it has not seen, where the suite is text it was chosen on.
 """
 
 from __future__ import annotations
@@ -226,7 +229,8 @@ def fit_command(args: argparse.Namespace) -> int:
     lm = CharNgramLM.load(args.lm)
     items = _cached_items(args.features, suite, args.limit, lm)
     model_scores = _model_scores(args.model, items, args.features) if args.model else None
-    vectors = load_word_vectors()
+    vectors = _word_vectors(args.word_vectors)
+    _refuse_what_learnt_from_the_tuning_set(suite, lm, vectors)
     features = [
         item_features(item, lm, model_scores[i] if model_scores else None, vectors) for i, item in enumerate(items)
     ]
@@ -265,6 +269,30 @@ def fit_command(args: argparse.Namespace) -> int:
     report["cv_pooled"] = round(float(correct.mean()), 4)
     print(json.dumps(report, ensure_ascii=False))
     return 0
+
+
+def _word_vectors(path: Path | None) -> WordVectors | None:
+    """The vectors at `path` (an error if they do not load), else the shipped ones (None without)."""
+    if path is None:
+        return load_word_vectors()
+    try:
+        return WordVectors.load(path)
+    except (OSError, ValueError, KeyError) as error:
+        raise SystemExit(f"tsuzuri-lm fit: word vectors {path}: {error}") from error
+
+
+def _refuse_what_learnt_from_the_tuning_set(suite: Path, lm: CharNgramLM, vectors: WordVectors | None) -> None:
+    """On the tuning set, the features must come from models that never saw it (built --without-tuning)."""
+    from daemon.tools.corpus import TUNING_MANIFEST
+
+    if not (suite / TUNING_MANIFEST).exists():
+        return
+    for what, meta in (("language model", lm.meta), ("word vectors", vectors.meta if vectors is not None else None)):
+        if meta is not None and not meta.get("without_tuning"):
+            raise SystemExit(
+                f"tsuzuri-lm fit: {suite} is the tuning set and the {what} learnt from it: "
+                "build them with --without-tuning"
+            )
 
 
 def _fitted(x, mask, gold, folds, names) -> tuple[dict, np.ndarray]:

@@ -97,6 +97,39 @@ def test_the_weight_fit_refuses_the_held_out_set(tmp_path):
         collect_items(tmp_path, None, None)
 
 
+def test_tuning_documents_are_whole_documents_from_the_middle_that_only_the_fit_leaves_out(tmp_path, monkeypatch):
+    monkeypatch.setitem(corpus_module.TUNING_LINES, "jaquad.txt", 300)
+    monkeypatch.setitem(corpus_module.TUNING_LINES, "tatoeba.txt", 20)
+    corpus = fake_corpus(tmp_path)
+    documents = corpus_module.tuning_documents(corpus)
+    assert set(documents) == {"jaquad.txt", "tatoeba.txt"}
+    jaquad, tatoeba = documents["jaquad.txt"], documents["tatoeba.txt"]
+    assert jaquad[0].endswith("の一文目。") and jaquad[-1].endswith("について何?")  # whole paragraphs
+    assert 300 <= len(jaquad) < 303 and len(tatoeba) == 20
+    held = held_out(corpus)
+    lines = (corpus / "text" / "jaquad.txt").read_text(encoding="utf-8").splitlines()
+    assert corpus_module.tuning_range("jaquad.txt", lines).stop <= held.excluded["jaquad.txt"].start
+    tuned = set(jaquad) | set(tatoeba)
+    assert not tuned & held.lines
+    learned = {line for source in corpus_module.read_sources(corpus) for line in source.lines}
+    assert tuned <= learned  # what is shipped learns from them
+    fitted = {line for source in corpus_module.read_sources(corpus, without_tuning=True) for line in source.lines}
+    assert not tuned & fitted and learned - tuned == fitted
+
+
+def test_the_weight_fit_on_the_tuning_set_refuses_models_that_learnt_from_it(tmp_path):
+    from daemon.lm import BuildOptions, build
+    from daemon.tools.lm_fit import _refuse_what_learnt_from_the_tuning_set
+
+    lm = build(["今日は晴れ。"], BuildOptions(order=2, min_char_count=1, cutoffs=(1,)))
+    _refuse_what_learnt_from_the_tuning_set(tmp_path, lm, None)  # not the tuning set: anything goes
+    (tmp_path / corpus_module.TUNING_MANIFEST).write_text("{}", encoding="utf-8")
+    with pytest.raises(SystemExit, match="--without-tuning"):
+        _refuse_what_learnt_from_the_tuning_set(tmp_path, lm, None)
+    lm.meta["without_tuning"] = True
+    _refuse_what_learnt_from_the_tuning_set(tmp_path, lm, None)
+
+
 SHARED_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"  # CI lays ../shared beside the repo
 
 
@@ -119,3 +152,21 @@ def test_the_shipped_word_vectors_were_built_without_the_held_out_documents():
     meta = WordVectors.load(PACKAGED_WORD_VECTORS).meta
     assert meta["held_out"] == {"sha256": held.sha256, "lines": len(held.lines)}
     assert "anthy_train" not in meta["sources"]  # LGPL text: see daemon/lm/README.md
+
+
+def test_the_tuning_set_is_made_of_the_tuning_documents_only(tmp_path, monkeypatch):
+    from training import heldout
+
+    monkeypatch.setitem(corpus_module.TUNING_LINES, "jaquad.txt", 300)
+    monkeypatch.setitem(corpus_module.TUNING_LINES, "tatoeba.txt", 20)
+    corpus = fake_corpus(tmp_path / "corpus")
+    manifest = heldout.write(corpus, tmp_path / "tuning", tuning=True)
+    assert (tmp_path / "tuning" / corpus_module.TUNING_MANIFEST).is_file()
+    assert not (tmp_path / "tuning" / HELD_OUT_MANIFEST).exists()
+    assert manifest["files"]["phrases.jsonl"]["items"] > 0
+    documents = corpus_module.tuning_documents(corpus)
+    tuned = "".join(line for lines in documents.values() for line in lines)
+    for kind in ("phrases", "sentences"):
+        items = [json.loads(line) for line in (tmp_path / "tuning" / f"{kind}.jsonl").read_text().splitlines()]
+        assert items and all(item["id"].startswith(f"tuning-{kind}-") for item in items)
+        assert all(item["expected"][0] in tuned for item in items)
