@@ -25,11 +25,11 @@ from daemon.lm import (
     CharNgramLM,
     Features,
     context_hits,
+    digits_not_as_typed,
     floored_model_scores,
     likely_and_unlikely,
     model_can_change_the_choice,
     model_has_a_say,
-    digits_not_as_typed,
     weights_for,
 )
 from daemon.lm.lattice_search import WORDS_PER_READING, best_paths, with_context_words

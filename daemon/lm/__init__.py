@@ -18,12 +18,12 @@ from daemon.lm.rescoring import (
     ReadingLength,
     Weights,
     context_hits,
+    digits_not_as_typed,
     floored_model_scores,
     likely_and_unlikely,
     model_can_change_the_choice,
     model_has_a_say,
     rescored_order,
-    digits_not_as_typed,
     weights_for,
 )
 
@@ -85,6 +85,7 @@ __all__ = [
     "build",
     "context_hits",
     "default_lm_path",
+    "digits_not_as_typed",
     "floored_model_scores",
     "likely_and_unlikely",
     "load_language_model",
@@ -92,7 +93,6 @@ __all__ = [
     "model_can_change_the_choice",
     "model_has_a_say",
     "rescored_order",
-    "digits_not_as_typed",
     "user_lm_path",
     "weights_for",
 ]

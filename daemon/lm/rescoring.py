@@ -35,6 +35,7 @@ def context_hits(text: str, context: str) -> int:
 
 
 _TO_ASCII_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+_DIGITS = frozenset("0123456789０１２３４５６７８９")
 
 
 def digits_not_as_typed(text: str, reading: str) -> int:
@@ -43,6 +44,8 @@ def digits_not_as_typed(text: str, reading: str) -> int:
     the user wants in digits is typed in digits, and one typed in digits stays so: no reference of the evaluation
     sets or the held-out set writes other digits than its reading holds, and Mozc writes 一日, 二年, 第二期, 三枚
     and 4ヶ月 first."""
+    if _DIGITS.isdisjoint(text) and _DIGITS.isdisjoint(reading):
+        return 0  # most texts, in an eighth of the time: the lattice search asks for each of its words
     written, typed = Counter(_digits(text)), Counter(_digits(reading))
     return (written - typed).total() + (typed - written).total()
 

@@ -21,12 +21,12 @@ from daemon.lm import (
     Weights,
     build,
     context_hits,
+    digits_not_as_typed,
     floored_model_scores,
     likely_and_unlikely,
     load_language_model,
     model_can_change_the_choice,
     rescored_order,
-    digits_not_as_typed,
     weights_for,
 )
 from daemon.tools.corpus import capped
