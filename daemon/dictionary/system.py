@@ -181,15 +181,9 @@ class SystemDictionary:
         words_from: list[list[Morpheme]] = [[] for _ in reading]
         for start in range(len(key)):
             for entry in files.lexicon.prefix_words(key[start:], per_reading):
-                entry_key = key[start : start + entry.length]
-                word = _typed_word(
-                    Morpheme(entry_key, entry.surface, entry.left_id, entry.right_id, entry.cost),
-                    reading,
-                    offsets,
-                    start,
-                )
-                if word is not None:
-                    words_from[offsets[start]].append(word)
+                written = _as_written(key[start : start + entry.length], entry.surface, reading, offsets, start)
+                if written is not None:
+                    words_from[offsets[start]].append(Morpheme(*written, entry.left_id, entry.right_id, entry.cost))
         for start, character in enumerate(reading):
             words_from[start].append(Morpheme(character, character, left_id, right_id, cost, unknown=True))
         return Lattice(reading, tuple(map(tuple, words_from)), files.connection)
@@ -326,36 +320,33 @@ def numbers_as_words(key: str) -> tuple[str, tuple[int, ...]]:
     return "".join(shortened), tuple(offsets)
 
 
-def _typed_word(morpheme: Morpheme, reading: str, offsets: Sequence[int], key_start: int) -> Morpheme | None:
-    """A word over the shortened key (numbers_as_words) from `key_start` on, as a word of the reading: its
-    reading as typed; symbols, numbers and unknown characters (words that copy their key) in the typed form too
-    (（ rather than the dictionary's (, 1023 rather than 3); a number word glued to what follows with the whole
-    number (12月 from the dictionary's 2月). None for a word that would spell a number with less (中1 over
-    ちゅう1023)."""
-    key_end = key_start + len(morpheme.reading)
+def _as_written(key: str, surface: str, reading: str, offsets: Sequence[int], key_start: int) -> tuple[str, str] | None:
+    """A word of the shortened key (numbers_as_words), `key` from `key_start` on, as (its reading as typed, its
+    surface): symbols, numbers and unknown characters (words that copy their key) in the typed form too (（ rather
+    than the dictionary's (, 1023 rather than 3); a number word glued to what follows with the whole number (12月
+    from the dictionary's 2月). None for a word that would spell a number with less (中1 over ちゅう1023)."""
+    key_end = key_start + len(key)
     start, end, first_end = offsets[key_start], offsets[key_end], offsets[key_start + 1]
     typed = reading[start:end]
-    if morpheme.surface == morpheme.reading:
-        surface = typed
-    elif end - start == key_end - key_start:
-        surface = morpheme.surface
-    elif end - first_end == key_end - key_start - 1 and morpheme.surface[:1] == morpheme.reading[:1]:
-        surface = reading[start:first_end] + morpheme.surface[1:]
-    else:
-        return None
-    # the constructor, not dataclasses.replace: this runs for every morpheme of up to n paths a query
-    return Morpheme(typed, surface, morpheme.left_id, morpheme.right_id, morpheme.cost, morpheme.unknown)
+    if surface == key:
+        return typed, typed
+    if end - start == key_end - key_start:
+        return typed, surface
+    if end - first_end == key_end - key_start - 1 and surface[:1] == key[:1]:
+        return typed, reading[start:first_end] + surface[1:]
+    return None
 
 
 def _as_typed(path: list[Morpheme], reading: str, offsets: Sequence[int]) -> list[Morpheme] | None:
-    """A path over the shortened key (numbers_as_words) as words of the reading (_typed_word); None if one of
+    """A path over the shortened key (numbers_as_words) as words of the reading (_as_written); None if one of
     its words would spell a number with less."""
     typed, key_start = [], 0
     for morpheme in path:
-        word = _typed_word(morpheme, reading, offsets, key_start)
-        if word is None:
+        written = _as_written(morpheme.reading, morpheme.surface, reading, offsets, key_start)
+        if written is None:
             return None
-        typed.append(word)
+        # the constructor, not dataclasses.replace: this runs for every morpheme of up to n paths a query
+        typed.append(Morpheme(*written, morpheme.left_id, morpheme.right_id, morpheme.cost, morpheme.unknown))
         key_start += len(morpheme.reading)
     return typed
 
