@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from enum import Enum
 from collections.abc import Sequence
 
+from daemon.forms import to_fullwidth_ascii, to_halfwidth_ascii
 from daemon.kana import KANJI_CLASS
 
 
@@ -34,8 +35,7 @@ def context_hits(text: str, context: str) -> int:
     )
 
 
-_TO_ASCII_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
-_DIGITS = frozenset("0123456789０１２３４５６７８９")
+_DIGITS = frozenset("0123456789" + to_fullwidth_ascii("0123456789"))
 
 
 def digits_not_as_typed(text: str, reading: str) -> int:
@@ -51,7 +51,7 @@ def digits_not_as_typed(text: str, reading: str) -> int:
 
 
 def _digits(text: str) -> list[str]:
-    return [ch for ch in text.translate(_TO_ASCII_DIGITS) if "0" <= ch <= "9"]
+    return [ch for ch in to_halfwidth_ascii(text) if "0" <= ch <= "9"]
 
 
 @dataclass(frozen=True)
