@@ -38,15 +38,7 @@ def _build(args: argparse.Namespace) -> int:
         order=args.order, min_char_count=args.min_char_count, cutoffs=tuple(int(c) for c in args.cutoffs.split(","))
     )
     model = build(lines, options)
-    held = held_out(args.corpus)
-    model.meta.update(
-        {
-            "cap_chars": cap,
-            "sources": used,
-            "held_out": {"sha256": held.sha256, "lines": len(held.lines)},
-            "without_tuning": args.without_tuning,
-        }
-    )
+    model.meta.update({"cap_chars": cap, "sources": used, **_left_out(args)})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
     seconds = time.perf_counter() - started
@@ -64,6 +56,13 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _left_out(args: argparse.Namespace) -> dict:
+    """What a built file records of the text it left out: the held-out documents (checked against the corpus by the
+    tests) and whether the tuning documents too (checked by tsuzuri-lm fit on the tuning set)."""
+    held = held_out(args.corpus)
+    return {"held_out": {"sha256": held.sha256, "lines": len(held.lines)}, "without_tuning": args.without_tuning}
+
+
 def _vectors(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     lines, used = [], {}
@@ -72,14 +71,7 @@ def _vectors(args: argparse.Namespace) -> int:
             lines += source.lines
             used[source.name] = source.chars
     vectors = word_vectors.build(lines, args.window, args.dimensions, args.max_words)
-    held = held_out(args.corpus)
-    vectors.meta.update(
-        {
-            "sources": used,
-            "held_out": {"sha256": held.sha256, "lines": len(held.lines)},
-            "without_tuning": args.without_tuning,
-        }
-    )
+    vectors.meta.update({"sources": used, **_left_out(args)})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     vectors.save(args.out)
     seconds = round(time.perf_counter() - started, 1)
