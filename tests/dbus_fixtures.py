@@ -3,9 +3,11 @@
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -186,3 +188,16 @@ async def wait_until_warmed_up(session) -> None:
         assert time.monotonic() < deadline, "the daemon never finished warming up"
         await asyncio.sleep(0.1)
     await session.send(Discard())
+
+
+@contextmanager
+def stalled(daemon: subprocess.Popen, seconds: float = 1.0):
+    """The daemon stopped for `seconds` from now, as a loaded machine may hold it: past the frontends' key timeout
+    (300 ms), so that what the test types meanwhile is answered late."""
+    daemon.send_signal(signal.SIGSTOP)
+    resume = threading.Timer(seconds, daemon.send_signal, [signal.SIGCONT])
+    resume.start()
+    try:
+        yield
+    finally:
+        resume.join()

@@ -25,7 +25,7 @@ from stdin and answers each with one JSON line. No display is needed.
 
 Every answer also carries "events" since the previous answer: ["commit", text, field] (field 1 or 2),
 ["preedit", text, cursor, visible], ["lookup", [candidates], cursor, visible], ["aux", text, visible],
-["property", key, symbol, state].
+["property", key, symbol, state], ["forward", keyval, keycode, state] (a key the engine passed on later).
 """
 
 from __future__ import annotations
@@ -76,6 +76,10 @@ class Driver:
             lambda _ic, text, cursor, visible: self.events.append(["preedit", text.get_text(), cursor, visible]),
         )
         connect("hide-preedit-text", lambda _ic: self.events.append(["preedit", "", 0, False]))
+        connect(
+            "forward-key-event",
+            lambda _ic, keyval, keycode, state: self.events.append(["forward", keyval, keycode, state]),
+        )
         connect(
             "update-lookup-table",
             lambda _ic, table, visible: self.events.append(
@@ -156,7 +160,9 @@ class Driver:
             if handled[-1]:
                 self.pump(
                     FIRST_DRAW_SECONDS,
-                    until=lambda drawn=drawn: any(event[0] in ("preedit", "commit") for event in self.events[drawn:]),
+                    until=lambda drawn=drawn: any(
+                        event[0] in ("preedit", "commit", "forward") for event in self.events[drawn:]
+                    ),
                 )
             latencies.append(round((time.perf_counter() - start) * 1000, 3) if len(self.events) > drawn else None)
             self.input_context.process_key_event(keyval, 0, IBus.ModifierType.RELEASE_MASK)

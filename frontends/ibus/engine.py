@@ -29,7 +29,6 @@ from ime_protocol import (  # noqa: E402
     REQUEST_ID_MAX,
     CandidateItem,
     CandidateWindow,
-    Discard,
     FocusIn,
     FocusOut,
     FrontendMessage,
@@ -90,6 +89,9 @@ class TsuzuriEngine(IBus.Engine):
         self._window: CandidateWindow | None = None  # as shown, to turn a clicked page position into an index
         self._mode = "hiragana"
         self._mode_menu, self._properties = mode_properties(self._mode)
+        # Keys whose answers came too late, by request id, in the order typed: kept from the application until
+        # their answers say whether the daemon took them (_late_output).
+        self._held_keys: dict[int, tuple[int, int, int]] = {}
 
     # -- IBus → daemon ------------------------------------------------------------------------------
 
@@ -194,13 +196,10 @@ class TsuzuriEngine(IBus.Engine):
             output = self._daemon.send(key, KEY_TIMEOUT_MS)
         except DaemonTimeout:
             log.warning("daemon did not answer a key within %d ms", KEY_TIMEOUT_MS)
-            # Its answer will still be drawn when it comes. Inside a composition the daemon takes the
-            # keys, so the key is kept from the application; outside one the application gets it and
-            # the daemon's late composition of it is cleared, so that the two cannot both show it.
-            if self._preedit_shown:
-                return True
-            self._send(Discard())
-            return False
+            # Kept from the application until its answer, drawn when it comes, says whether the daemon took it:
+            # the application never gets a key that the daemon's composition also shows.
+            self._held_keys[key.request_id] = (keyval, keycode, state)
+            return True
         except DaemonUnavailable as error:
             log.warning("daemon unavailable: %s", error)
             # The keys now reach the application as typed: the composition shown goes into the field first, where
@@ -208,9 +207,15 @@ class TsuzuriEngine(IBus.Engine):
             if self._preedit_shown:
                 self.commit_text(IBus.Text.new_from_string(self._preedit_shown))
                 self._daemon.abandon_composition()
+            for held in self._held_keys.values():  # their answers died with the daemon
+                self.forward_key_event(*held)
+            self._held_keys.clear()
             self._render_nothing()
             self.update_auxiliary_text(IBus.Text.new_from_string(UNREACHABLE_NOTICE), True)
             return False
+        # Every earlier answer came before this one (DaemonSession delivers them in order): a key still held has
+        # none coming, its session lost, and was replayed into the new one.
+        self._held_keys.clear()
         self._render(output)
         return output.consumed
 
@@ -235,6 +240,9 @@ class TsuzuriEngine(IBus.Engine):
             self._render(output)
         else:  # the rest is outdated by a newer key's answer, but the field's text must change as it said
             self._edit_text(output)
+        held = self._held_keys.pop(output.request_id, None)
+        if held is not None and not output.consumed:
+            self.forward_key_event(*held)  # after the answer's commit, as the daemon ordered them
 
     def _render(self, output: Output) -> None:
         self._edit_text(output)

@@ -22,7 +22,7 @@ import pytest
 from dbus_fast import Message, MessageFlag, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
-from tests.dbus_fixtures import activating_bus, private_bus, running_daemon, write_daemon_activation
+from tests.dbus_fixtures import activating_bus, private_bus, running_daemon, stalled, write_daemon_activation
 from tests.fcitx5_build import ADDON_SOURCE, build_addon, missing_build_requirement
 
 NO_MODEL = "/nonexistent/model.gguf"  # the daemon then serves dictionary conversions
@@ -238,6 +238,9 @@ class Application:
             segments, cursor = message.body
             self.events.append(("preedit", "".join(text for text, _ in segments), cursor, segments))
             self.preedit_drawn.set()
+        elif message.member == "ForwardKey":
+            keyval, _states, is_release = message.body
+            self.events.append(("forward", keyval, is_release))
         elif message.member == "UpdateClientSideUI":
             _, _, aux_up, _, candidates, index, _, has_prev, has_next = message.body
             self.events.append(("aux", "".join(text for text, _ in aux_up)))
@@ -368,6 +371,24 @@ async def test_a_key_the_gone_daemon_cannot_take_follows_the_composition_into_th
         assert app.last("preedit")[1] == "は"  # what went into the field is not replayed
         await app.type("Return")
         assert app.commits() == ["きょう", "は"]
+
+
+async def test_a_key_answered_late_waits_for_the_answer_that_says_whose_it_is(fcitx_bus, app, tmp_path):
+    """A daemon too busy to answer within the addon's key timeout (a loaded machine): the key is kept from the
+    application, never typed into the field and composed both, and one the daemon does not take reaches the
+    application when the answer says so."""
+    with running_daemon(fcitx_bus, tmp_path, NO_MODEL) as daemon:
+        assert await app.type("Escape") == [False]  # the addon's session opens, not the stall's first key
+        with stalled(daemon):
+            assert await app.type("n") == [True]
+            drawn = await app.until(lambda: [e[1] for e in app.events if e[0] == "preedit"][-1:] == ["n"])
+            assert drawn  # when the answer came
+        assert await app.type("i", "Return") == [True, True]
+        assert app.commits() == ["に"]
+        with stalled(daemon):
+            assert await app.type("Return") == [True]  # nothing composed: the daemon does not take it
+            assert await app.until(lambda: ("forward", KEYSYMS["Return"], False) in app.events)
+        assert app.commits() == ["に"]
 
 
 async def test_a_password_field_teaches_the_daemon_nothing(fcitx_bus, tmp_path):

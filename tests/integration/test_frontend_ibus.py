@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from frontends.ibus.install import COMPONENT_NAME, ENGINE_NAME, ENGINE_SCRIPT, SYSTEM_PYTHON, install
-from tests.dbus_fixtures import REPO, pipe, private_bus, running_daemon
+from tests.dbus_fixtures import REPO, pipe, private_bus, running_daemon, stalled
 
 DRIVER = REPO / "frontends" / "ibus" / "driver.py"
 NO_MODEL = "/nonexistent/model.gguf"  # the daemon then serves dictionary conversions
 SYSTEM_COMPONENTS = "/usr/share/ibus/component"  # IBus's own engines (xkb:us::eng), to switch to
+RETURN_KEYVAL = 0xFF0D  # IBus.KEY_Return
 
 
 def missing_requirement() -> str | None:
@@ -206,6 +207,25 @@ def test_a_key_the_gone_daemon_cannot_take_follows_the_composition_into_the_fiel
             assert resumed["handled"] == [True, True]
             assert last(resumed["events"], "preedit")[1] == "は"  # what went into the field is not replayed
             assert commits(ime.type("Return")["events"]) == ["は"]
+
+
+def test_a_key_answered_late_waits_for_the_answer_that_says_whose_it_is(ibus_env, tmp_path):
+    """A daemon too busy to answer within the engine's key timeout (a loaded machine): the key is kept from the
+    application, never typed into the field and composed both, and one the daemon does not take reaches the
+    application when the answer says so."""
+    with running_daemon(ibus_env["DBUS_SESSION_BUS_ADDRESS"], tmp_path, NO_MODEL) as daemon, driver(ibus_env) as ime:
+        with stalled(daemon):
+            late = ime.type("n")
+        assert late["handled"] == [True]
+        assert last(late["events"], "preedit")[1] == "n"  # drawn when the answer came
+        typed = ime.type("i", "Return")
+        assert commits(late["events"] + typed["events"]) == ["に"]
+        with stalled(daemon):
+            passed = ime.type("Return")  # nothing composed: the daemon does not take it
+        assert passed["handled"] == [True]
+        assert [event[:2] for event in passed["events"] if event[0] in ("forward", "commit")] == [
+            ["forward", RETURN_KEYVAL]
+        ]
 
 
 def test_a_password_field_is_direct_input_and_teaches_the_daemon_nothing(ibus_env, tmp_path):

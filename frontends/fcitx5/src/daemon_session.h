@@ -60,6 +60,8 @@ public:
     SendResult send(const Request &request, uint64_t timeoutUsec, Output &output);
     // The composition went into the field some other way (the daemon was unreachable): none is replayed.
     void abandonComposition() { compositionKeys_.clear(); }
+    // Whether the answer to this timed-out request may still come (none does once its session is gone).
+    bool awaitsAnswer(uint64_t requestId) const { return lateRequests_.count(requestId) > 0; }
 
 private:
     bool open();

@@ -146,19 +146,25 @@ void InputContextState::sendKey(fcitx::KeySym key) { sendKeyRequest(fcitx::Key(k
 
 bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
     Output output;
-    auto request = tsuzuri::keyEvent(key.sym(), key.code(), protocolModifiers(key.states()), nextRequestId());
-    switch (session_.send(request, KEY_TIMEOUT_USEC, output)) {
+    auto requestId = nextRequestId();
+    auto request = tsuzuri::keyEvent(key.sym(), key.code(), protocolModifiers(key.states()), requestId);
+    auto result = session_.send(request, KEY_TIMEOUT_USEC, output);
+    switch (result) {
     case SendResult::Answered:
+        settleHeldKeys(false);
         render(output);
-        return output.consumed;
+        if (heldKeys_.empty()) return output.consumed;
+        // An earlier key's answer is still to come (the daemon answers in order, so it is on its way): this key
+        // follows it to the application, if it goes there at all.
+        heldKeys_.push_back({requestId, key, !output.consumed});
+        return true;
     case SendResult::TimedOut:
         FCITX_WARN() << "tsuzuri: the daemon did not answer a key in time";
-        // Its answer will still be drawn when it comes. Inside a composition the daemon takes the keys, so the key is kept from the application;
-        // outside one the application gets it and the daemon's composition of it is cleared, so
-        // that the two cannot both show it.
-        if (!preeditShown_.empty()) return true;
-        send(discard());
-        return false;
+        settleHeldKeys(false);
+        // Kept from the application until its answer, drawn when it comes, says whether the daemon took it: the
+        // application never gets a key that the daemon's composition also shows (lateOutput).
+        heldKeys_.push_back({requestId, key, std::nullopt});
+        return true;
     case SendResult::Unavailable:
         // The keys now reach the application as typed: the composition shown goes into the field first, where it
         // was typed, and a daemon that comes back does not get it replayed.
@@ -166,6 +172,7 @@ bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
             inputContext_->commitString(preeditShown_);
             session_.abandonComposition();
         }
+        settleHeldKeys(true);
         renderNothing();
         // Said where the user looks: the keys now reach the application as they are.
         inputContext_->inputPanel().setAuxUp(fcitx::Text(UNREACHABLE_NOTICE));
@@ -173,6 +180,20 @@ bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
         return false;
     }
     return false;
+}
+
+void InputContextState::settleHeldKeys(bool toApplication) {
+    for (auto &held : heldKeys_) {
+        if (!held.toApplication && !session_.awaitsAnswer(held.requestId)) held.toApplication = toApplication;
+    }
+    releaseHeldKeys();
+}
+
+void InputContextState::releaseHeldKeys() {
+    while (!heldKeys_.empty() && heldKeys_.front().toApplication) {
+        if (*heldKeys_.front().toApplication) inputContext_->forwardKey(heldKeys_.front().key);
+        heldKeys_.pop_front();
+    }
 }
 
 void InputContextState::selectCandidate(uint32_t index) { send(tsuzuri::selectCandidate(index, nextRequestId())); }
@@ -241,6 +262,10 @@ void InputContextState::lateOutput(const Output &output) {
     } else {  // outdated by a newer key's answer, but the field's text must change as it said
         editText(output);
     }
+    for (auto &held : heldKeys_) {
+        if (held.requestId == output.requestId && !held.toApplication) held.toApplication = !output.consumed;
+    }
+    releaseHeldKeys();  // after the answer's commit, as the daemon ordered them
 }
 
 void InputContextState::editText(const Output &output) {

@@ -5,8 +5,10 @@
 #ifndef TSUZURI_FCITX5_ENGINE_H
 #define TSUZURI_FCITX5_ENGINE_H
 
+#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,7 +87,18 @@ public:
     void reset();
 
 private:
+    // A key kept from the application until the daemon's late answer says whether the daemon took it.
+    struct HeldKey {
+        uint64_t requestId;
+        fcitx::Key key;
+        std::optional<bool> toApplication;  // empty until its answer comes
+    };
+
     bool sendKeyRequest(const fcitx::Key &key);
+    // Held keys whose answers died with a lost session: replayed into the new one (`toApplication` false) or, with
+    // no daemon left, the application's. Then the keys at the front whose fate is known leave, in the order typed.
+    void settleHeldKeys(bool toApplication);
+    void releaseHeldKeys();
     // The client commits its own copy of the client preedit when it loses focus or resets (fcitx5-qt says so with
     // ClientUnfocusCommit); fcitx5-gtk commits nothing itself.
     bool clientCommitsItsPreedit() const;
@@ -106,6 +119,7 @@ private:
     std::string mode_ = "hiragana";
     std::string preeditShown_;  // the preedit's text as drawn, in the application or the panel
     bool clientPreeditShown_ = false;  // drawn in the application, which fcitx commits on focus out
+    std::deque<HeldKey> heldKeys_;  // in the order typed
 };
 
 class TsuzuriEngine final : public fcitx::InputMethodEngineV2 {
