@@ -4,9 +4,10 @@ The binding (mecab-python3, SWIG) holds the GIL through every call into MeCab: a
 25 ms and walking its N-best paths (`Lattice.next`, `Lattice.toString`) as long again, during which no other
 thread of the daemon runs — every session's keys waited for any caller's long conversion. libmecab's C API takes
 the same objects (its `mecab_t` and `mecab_lattice_t` are the C++ Tagger and Lattice), and a call through ctypes
-releases the GIL for its length. The C entry points are used only from the very library the binding loaded
-(already mapped into this process); otherwise the binding's own calls. tests/integration/test_dictionary.py
-checks that both give the same N-best paths.
+releases the GIL for its length. The C entry points are looked up through the binding's own compiled module,
+so they are those of the libmecab it links, whatever other libmecab the process maps (fugashi bundles one);
+without them, the binding's own calls. tests/integration/test_dictionary.py checks that both give the same N-best
+paths.
 """
 
 from __future__ import annotations
@@ -20,15 +21,11 @@ import MeCab
 log = logging.getLogger(__name__)
 
 
-def loaded_libmecab(maps: Path = Path("/proc/self/maps")) -> Path | None:
-    """The libmecab shared library mapped into this process (the one the binding loaded), if it is one."""
-    try:
-        lines = maps.read_text().splitlines()
-    except OSError:
-        return None
-    paths = {fields[5] for fields in (line.split(maxsplit=5) for line in lines) if len(fields) == 6}
-    found = [path for path in paths if Path(path).name.startswith("libmecab") and ".so" in Path(path).name]
-    return Path(found[0]) if len(found) == 1 else None
+def binding_module() -> Path | None:
+    """The binding's compiled module (SWIG's _MeCab), whose symbol scope holds the libmecab it links."""
+    module = getattr(MeCab, "_MeCab", None)
+    path = getattr(module, "__file__", None)
+    return Path(path) if path else None
 
 
 class NbestCalls:
@@ -52,9 +49,8 @@ class NbestCalls:
 class GilFreeNbestCalls(NbestCalls):
     """The same calls through libmecab's C API: other threads run while MeCab works."""
 
-    def __init__(self, tagger: MeCab.Tagger, library: Path):
+    def __init__(self, tagger: MeCab.Tagger, c: ctypes.CDLL):
         super().__init__(tagger)
-        c = ctypes.CDLL(str(library))  # CDLL, not PyDLL: the GIL is released during each call
         self._parse_lattice = c.mecab_parse_lattice
         self._parse_lattice.argtypes, self._parse_lattice.restype = [ctypes.c_void_p, ctypes.c_void_p], ctypes.c_int
         self._lattice_next = c.mecab_lattice_next
@@ -73,10 +69,16 @@ class GilFreeNbestCalls(NbestCalls):
         return text.decode("utf-8") if text is not None else ""
 
 
-def nbest_calls(tagger: MeCab.Tagger) -> NbestCalls:
-    """`tagger`'s N-best calls through the C API where the binding's library is found, else the binding's."""
-    library = loaded_libmecab()
-    if library is None:
-        log.info("libmecab not found among the loaded libraries: MeCab's calls hold the interpreter")
+def nbest_calls(tagger: MeCab.Tagger, module: Path | None = None) -> NbestCalls:
+    """`tagger`'s N-best calls through the C API of the libmecab the binding links (found through `module`, the
+    binding's compiled module by default), else the binding's."""
+    module = module or binding_module()
+    try:
+        if module is None:
+            raise OSError("the binding has no compiled module")
+        # CDLL, not PyDLL: the GIL is released during each call. A symbol looked up through the module's handle
+        # resolves in what it links: the binding's libmecab.
+        return GilFreeNbestCalls(tagger, ctypes.CDLL(str(module)))
+    except (OSError, AttributeError) as error:  # not loadable, or no C API behind it
+        log.info("libmecab's C API not found through the binding (%s): MeCab's calls hold the interpreter", error)
         return NbestCalls(tagger)
-    return GilFreeNbestCalls(tagger, library)

