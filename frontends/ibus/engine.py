@@ -100,7 +100,7 @@ class TsuzuriEngine(IBus.Engine):
             return False  # the daemon never takes a release (daemon/keys.py): spare the round trip
         if self._purpose.is_secret:
             return False  # a password or PIN field is direct input: what is typed there never leaves this process
-        return self._send_key(keyval, keycode, state)
+        return self._send_key(keyval, keycode, state, typed=True)
 
     # IBus calls the *_id variants, which name the input context and its client, on an engine made with
     # has_focus_id (TsuzuriFactory does), and the plain ones before it has read that property.
@@ -145,16 +145,16 @@ class TsuzuriEngine(IBus.Engine):
 
     # The candidate window's arrows act like the keys that do the same.
     def do_page_up(self) -> None:
-        self._send_key(IBus.KEY_Page_Up, 0, 0)
+        self._send_key(IBus.KEY_Page_Up, 0, 0, typed=False)
 
     def do_page_down(self) -> None:
-        self._send_key(IBus.KEY_Page_Down, 0, 0)
+        self._send_key(IBus.KEY_Page_Down, 0, 0, typed=False)
 
     def do_cursor_up(self) -> None:
-        self._send_key(IBus.KEY_Up, 0, 0)
+        self._send_key(IBus.KEY_Up, 0, 0, typed=False)
 
     def do_cursor_down(self) -> None:
-        self._send_key(IBus.KEY_Down, 0, 0)
+        self._send_key(IBus.KEY_Down, 0, 0, typed=False)
 
     def do_destroy(self) -> None:
         self._daemon.close()
@@ -190,7 +190,8 @@ class TsuzuriEngine(IBus.Engine):
         if self._capabilities & IBus.Capabilite.SURROUNDING_TEXT:
             self.get_surrounding_text()  # asks the client to send it from now on
 
-    def _send_key(self, keyval: int, keycode: int, state: int) -> bool:
+    def _send_key(self, keyval: int, keycode: int, state: int, typed: bool) -> bool:
+        """`typed`: a key the application sent, which may be passed back to it; not a candidate window's button."""
         key = KeyEvent(keyval, keycode, state, self._next_request_id())
         try:
             output = self._daemon.send(key, KEY_TIMEOUT_MS)
@@ -198,7 +199,8 @@ class TsuzuriEngine(IBus.Engine):
             log.warning("daemon did not answer a key within %d ms", KEY_TIMEOUT_MS)
             # Kept from the application until its answer, drawn when it comes, says whether the daemon took it:
             # the application never gets a key that the daemon's composition also shows.
-            self._held_keys[key.request_id] = (keyval, keycode, state)
+            if typed:
+                self._held_keys[key.request_id] = (keyval, keycode, state)
             return True
         except DaemonUnavailable as error:
             log.warning("daemon unavailable: %s", error)

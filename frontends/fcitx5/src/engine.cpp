@@ -139,12 +139,12 @@ void InputContextState::keyEvent(fcitx::KeyEvent &event) {
     // A password field is direct input (fcitx 5.0 keeps input methods out of them itself; a user may let them
     // in): what is typed there never leaves fcitx.
     if (inputContext_->capabilityFlags().testAny(fcitx::CapabilityFlag::PasswordOrSensitive)) return;
-    if (sendKeyRequest(event.rawKey())) event.filterAndAccept();
+    if (sendKeyRequest(event.rawKey(), true)) event.filterAndAccept();
 }
 
-void InputContextState::sendKey(fcitx::KeySym key) { sendKeyRequest(fcitx::Key(key)); }
+void InputContextState::sendKey(fcitx::KeySym key) { sendKeyRequest(fcitx::Key(key), false); }
 
-bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
+bool InputContextState::sendKeyRequest(const fcitx::Key &key, bool typed) {
     Output output;
     auto requestId = nextRequestId();
     auto request = tsuzuri::keyEvent(key.sym(), key.code(), protocolModifiers(key.states()), requestId);
@@ -153,7 +153,7 @@ bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
     case SendResult::Answered:
         settleHeldKeys(false);
         render(output);
-        if (heldKeys_.empty()) return output.consumed;
+        if (!typed || heldKeys_.empty()) return output.consumed;
         // An earlier key's answer is still to come (the daemon answers in order, so it is on its way): this key
         // follows it to the application, if it goes there at all.
         heldKeys_.push_back({requestId, key, !output.consumed});
@@ -163,7 +163,7 @@ bool InputContextState::sendKeyRequest(const fcitx::Key &key) {
         settleHeldKeys(false);
         // Kept from the application until its answer, drawn when it comes, says whether the daemon took it: the
         // application never gets a key that the daemon's composition also shows (lateOutput).
-        heldKeys_.push_back({requestId, key, std::nullopt});
+        if (typed) heldKeys_.push_back({requestId, key, std::nullopt});
         return true;
     case SendResult::Unavailable:
         // The keys now reach the application as typed: the composition shown goes into the field first, where it

@@ -94,7 +94,8 @@ private:
         std::optional<bool> toApplication;  // empty until its answer comes
     };
 
-    bool sendKeyRequest(const fcitx::Key &key);
+    // `typed`: a key the application sent, which may be passed back to it; not a candidate window's button.
+    bool sendKeyRequest(const fcitx::Key &key, bool typed);
     // Held keys whose answers died with a lost session: replayed into the new one (`toApplication` false) or, with
     // no daemon left, the application's. Then the keys at the front whose fate is known leave, in the order typed.
     void settleHeldKeys(bool toApplication);
