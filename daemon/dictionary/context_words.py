@@ -6,8 +6,8 @@ piece is an entry written as that part of the run, read as the entry reads, or o
 readings (霞 か: kanji_readings.py) — and every part of a run from one of its word boundaries to another,
 two kanji or more, whose reading is a stretch of the typed reading is a word the conversion may write there. A
 part that is itself an entry is left to the dictionary, which offers it with its own readings (時間 never reads
-じま). Katakana words read as they are written: a run of the context is a word wherever the reading spells it
-(ハトゥは, not はトゥは, after ティハトゥ's son ハトゥ).
+じま). Katakana words read as they are written: a run of the context, or a part of it between ・, is a word wherever
+the reading spells it (ハトゥは, not はトゥは, after ティハトゥ's son ハトゥ; コエリョは after ガスパール・コエリョ).
 """
 
 from __future__ import annotations
@@ -80,11 +80,22 @@ def context_words(reading: str, context: str, pieces: Pieces, boundaries: Bounda
     return list(found)
 
 
+def _katakana_names(context: str) -> list[str]:
+    """The katakana runs of `context`, the latest first, each followed by its parts where ・ joins some: a name
+    written whole once (クリスチャン・ダンチゼン) comes back as its surname alone (ダンチゼン)."""
+    names: list[str] = []
+    for run in reversed(_KATAKANA_RUN.findall(context)):
+        names.append(run)
+        if "・" in run:
+            names.extend(run.split("・"))
+    return list(dict.fromkeys(names))
+
+
 def katakana_words(reading: str, context: str) -> list[ContextWord]:
-    """Every run of two katakana or more of `context` (・ inside a run joins it: ミンラ・ゲ) wherever `reading`
-    (hiragana) spells it, once each."""
+    """Every run of two katakana or more of `context` (・ inside a run joins it: ミンラ・ゲ), and every part of
+    such a run, wherever `reading` (hiragana) spells it, once each."""
     found: dict[ContextWord, None] = {}
-    for run in dict.fromkeys(reversed(_KATAKANA_RUN.findall(context))):
+    for run in _katakana_names(context):
         spelt = to_hiragana(run)
         if len(run) < MIN_WORD_CHARS or spelt == run:
             continue

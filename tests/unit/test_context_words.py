@@ -72,7 +72,18 @@ def test_katakana_words_of_the_context_are_found_wherever_the_reading_spells_the
     context = "王ティハトゥの子ハトゥは、ミンラ・ゲを殺害・処刑した。ー"
     assert katakana_words("はとぅはそくいごに", context) == [ContextWord(0, 3, "ハトゥ")]
     assert katakana_words("はとぅととぅはとぅ", context) == [ContextWord(0, 3, "ハトゥ"), ContextWord(6, 9, "ハトゥ")]
-    assert katakana_words("さらにみんら・げを", context) == [ContextWord(3, 8, "ミンラ・ゲ")]  # ・ inside joins
+    # ・ inside joins, and each part is a word too: a name written whole comes back as its surname alone
+    assert katakana_words("さらにみんら・げを", context) == [
+        ContextWord(3, 8, "ミンラ・ゲ"),
+        ContextWord(3, 6, "ミンラ"),
+    ]
+    named = "宣教師ガスパール・コエリョは"
+    assert katakana_words("こえりょは", named) == [ContextWord(0, 4, "コエリョ")]
+    assert katakana_words("がすぱーる・こえりょ", named) == [
+        ContextWord(0, 10, "ガスパール・コエリョ"),
+        ContextWord(0, 5, "ガスパール"),
+        ContextWord(6, 10, "コエリョ"),
+    ]
     assert katakana_words("・しょけい", context) == []  # a ・ between words is no part of one
     assert katakana_words("てぃ", "テ") == [] and katakana_words("ー", "ー") == []
     assert katakana_words("はとぅ", "") == []
