@@ -73,12 +73,16 @@ def nbest_calls(tagger: MeCab.Tagger, module: Path | None = None) -> NbestCalls:
     """`tagger`'s N-best calls through the C API of the libmecab the binding links (found through `module`, the
     binding's compiled module by default), else the binding's."""
     module = module or binding_module()
+    if module is None:
+        return _held_calls(tagger, "the binding has no compiled module")
     try:
-        if module is None:
-            raise OSError("the binding has no compiled module")
         # CDLL, not PyDLL: the GIL is released during each call. A symbol looked up through the module's handle
         # resolves in what it links: the binding's libmecab.
         return GilFreeNbestCalls(tagger, ctypes.CDLL(str(module)))
     except (OSError, AttributeError) as error:  # not loadable, or no C API behind it
-        log.info("libmecab's C API not found through the binding (%s): MeCab's calls hold the interpreter", error)
-        return NbestCalls(tagger)
+        return _held_calls(tagger, str(error))
+
+
+def _held_calls(tagger: MeCab.Tagger, why: str) -> NbestCalls:
+    log.info("libmecab's C API not found through the binding (%s): MeCab's calls hold the interpreter", why)
+    return NbestCalls(tagger)

