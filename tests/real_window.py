@@ -15,6 +15,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -69,6 +70,19 @@ def x_display():
         server.wait(10)
 
 
+def json_lines(stream: IO[str] | None) -> queue.Queue:
+    """Each JSON line a child prints, read on a thread of its own into the queue returned; None once it exits."""
+    lines: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in pipe(stream):
+            lines.put(json.loads(line))
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
 class Window:
     """`toolkit`'s test application on `display`, its input method module chosen by `env` (GTK_IM_MODULE,
     QT_IM_MODULE); `title` tells two applications apart."""
@@ -79,13 +93,12 @@ class Window:
         self.title = title
         self.texts = {"entry": "", "textview": "", "entry_preedit": "", "textview_preedit": ""}
         self.focused = ""
-        self._events: queue.Queue = queue.Queue()
         app, _probe, _packages = APPS[toolkit]
         self._stderr = tempfile.TemporaryFile()  # shown if the application exits
         self.process = subprocess.Popen(
             [str(SYSTEM_PYTHON), *map(str, app), title], env=env, stdout=subprocess.PIPE, text=True, stderr=self._stderr
         )
-        threading.Thread(target=self._read, daemon=True).start()
+        self._events = json_lines(self.process.stdout)
         ready = self._next_event(lambda event: "ready" in event)["ready"]
         # GTK 4 reports its widgets relative to its X window, whose id it gives; the others in screen coordinates.
         self.x_window = str(ready.pop("window")) if "window" in ready else None
@@ -104,11 +117,6 @@ class Window:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(10)
-
-    def _read(self) -> None:
-        for line in pipe(self.process.stdout):
-            self._events.put(json.loads(line))
-        self._events.put(None)
 
     def _next_event(self, wanted, timeout: float = EVENT_WAIT_S) -> dict:
         deadline = time.monotonic() + timeout

@@ -8,12 +8,9 @@ the frameworks' own packages; skips without them.
 """
 
 import asyncio
-import json
 import os
-import queue
 import signal
 import subprocess
-import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from frontends.ibus.install import SYSTEM_PYTHON
-from tests.dbus_fixtures import REPO, pipe, running_daemon, wait_until_warmed_up, write_daemon_activation
-from tests.real_window import EVENT_WAIT_S, Window, missing_requirement, x_display
+from tests.dbus_fixtures import REPO, running_daemon, wait_until_warmed_up, write_daemon_activation
+from tests.real_window import EVENT_WAIT_S, Window, json_lines, missing_requirement, x_display
 from tests.integration.test_frontend_fcitx5 import Application as Fcitx5Field
 from tests.integration.test_frontend_fcitx5 import addon_build, fcitx_root, running_fcitx  # noqa: F401 (fixtures)
 from tests.integration.test_frontend_ibus import driver as ibus_driver
@@ -216,13 +213,7 @@ def ibus_panel(env: dict):
     panel = subprocess.Popen(
         [str(SYSTEM_PYTHON), str(REPO / "tests" / "ibus_panel.py")], env=env, stdout=subprocess.PIPE, text=True
     )
-    told: queue.Queue = queue.Queue()
-
-    def read() -> None:
-        for line in pipe(panel.stdout):
-            told.put(json.loads(line))
-
-    threading.Thread(target=read, daemon=True).start()
+    told = json_lines(panel.stdout)
     try:
         assert told.get(timeout=EVENT_WAIT_S) == {"ready": True}
         yield told
